@@ -1,0 +1,29 @@
+package groth16
+
+import "math/bits"
+
+// Bitmap is a fixed-length bit set, bit i at word i/64, position i%64.
+type Bitmap struct {
+	Len   int
+	Words []uint64
+}
+
+// NewBitmap returns an all-zero bitmap of n bits.
+func NewBitmap(n int) Bitmap {
+	return Bitmap{Len: n, Words: make([]uint64, (n+63)/64)}
+}
+
+// Set sets bit i.
+func (b Bitmap) Set(i int) { b.Words[i>>6] |= 1 << (uint(i) & 63) }
+
+// Get reports bit i.
+func (b Bitmap) Get(i int) bool { return b.Words[i>>6]&(1<<(uint(i)&63)) != 0 }
+
+// Count returns the number of set bits.
+func (b Bitmap) Count() int {
+	n := 0
+	for _, w := range b.Words {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
