@@ -1,0 +1,109 @@
+package telemetry
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Stage label values of StageSeconds. Lock wait has its own histogram
+// (LockWaitSeconds) and is never part of a device stage.
+const (
+	StageQueueWait  = "queue_wait"
+	StageFetchInput = "fetch_input"
+	StageSynthesize = "synthesize"
+	StageUpload     = "gpu_upload"
+	StageCompute    = "gpu_compute"
+	StageProve      = "prove"
+	StageEpilogue   = "epilogue"
+	StageVerify     = "verify"
+	StageAssemble   = "assemble"
+	StageJobTotal   = "job_total"
+)
+
+// Metrics are the Prometheus collectors of a c2cluster process. Label
+// values must have bounded cardinality: failure reasons are short codes
+// ("bad_input", "max_deliver", "verify"), never error texts.
+type Metrics struct {
+	Registry *prometheus.Registry
+
+	// QueueDepth is the number of partition tasks waiting, by shape and lane.
+	QueueDepth *prometheus.GaugeVec
+	// PartitionsInFlight is the number of partitions being proved by this
+	// process (worker) or handed out and not yet complete (coordinator).
+	PartitionsInFlight prometheus.Gauge
+	// StageSeconds is the latency of each stage (label stage: Stage*).
+	StageSeconds *prometheus.HistogramVec
+	// LockWaitSeconds is the time a slot waited for a device lock, by
+	// device and lock ("compute", "upload", "exclusive").
+	LockWaitSeconds *prometheus.HistogramVec
+	// ProofsTotal counts proofs produced, by kind ("partition", "job") and
+	// shape.
+	ProofsTotal *prometheus.CounterVec
+	// FailuresTotal counts failures by kind ("partition", "job", "submit")
+	// and reason code.
+	FailuresTotal *prometheus.CounterVec
+	// SubmitsTotal counts submissions by result ("accepted",
+	// "deduplicated", "rejected").
+	SubmitsTotal *prometheus.CounterVec
+	// SRSResidentBytes is the size of loaded parameters, by shape and
+	// residency ("host", "pinned", "device").
+	SRSResidentBytes *prometheus.GaugeVec
+	// VRAMBytes is device memory by device and kind ("used", "reserved",
+	// "budget").
+	VRAMBytes *prometheus.GaugeVec
+}
+
+// latencyBuckets span 1 ms to ~17 min: partition stages of test shapes take
+// milliseconds, 32 GiB synthesis takes tens of seconds.
+var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 20)
+
+// NewMetrics creates the collectors on a fresh registry that also carries
+// the Go runtime and process collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := &Metrics{
+		Registry: reg,
+		QueueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "c2", Name: "queue_depth", Help: "Partition tasks waiting in the queue, by shape and lane.",
+		}, []string{"shape", "lane"}),
+		PartitionsInFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "c2", Name: "partitions_in_flight", Help: "Partitions being proved.",
+		}),
+		StageSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "c2", Name: "stage_seconds", Help: "Latency of each proving stage (lock wait excluded).",
+			Buckets: latencyBuckets,
+		}, []string{"stage"}),
+		LockWaitSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "c2", Name: "lock_wait_seconds", Help: "Time waiting for a device lock, by device and lock.",
+			Buckets: latencyBuckets,
+		}, []string{"device", "lock"}),
+		ProofsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "proofs_total", Help: "Proofs produced, by kind (partition, job) and shape.",
+		}, []string{"kind", "shape"}),
+		FailuresTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "failures_total", Help: "Failures by kind (partition, job, submit) and reason code.",
+		}, []string{"kind", "reason"}),
+		SubmitsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "submits_total", Help: "Submissions by result (accepted, deduplicated, rejected).",
+		}, []string{"result"}),
+		SRSResidentBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "c2", Name: "srs_resident_bytes", Help: "Loaded parameter bytes by shape and residency.",
+		}, []string{"shape", "residency"}),
+		VRAMBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "c2", Name: "vram_bytes", Help: "Device memory by device and kind (used, reserved, budget).",
+		}, []string{"device", "kind"}),
+	}
+	reg.MustRegister(m.QueueDepth, m.PartitionsInFlight, m.StageSeconds, m.LockWaitSeconds,
+		m.ProofsTotal, m.FailuresTotal, m.SubmitsTotal, m.SRSResidentBytes, m.VRAMBytes)
+	return m
+}
+
+// Handler serves the registry in the Prometheus exposition format (mount it
+// at /metrics).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.Registry, promhttp.HandlerOpts{Registry: m.Registry})
+}
