@@ -1,0 +1,165 @@
+package merkle
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/c2cluster/c2cluster/pkg/porep"
+)
+
+// Tree is a fully materialized tree of a given shape.
+type Tree struct {
+	shape porep.TreeShape
+	// base[t][level] are the nodes of base tree t; level 0 the leaves.
+	base [][][]porep.Domain
+	// subRoots are the roots of the sub-trees (Top trees only).
+	subRoots []porep.Domain
+	root     porep.Domain
+}
+
+// Build builds a tree over leaves. len(leaves) must fit the shape (each base
+// tree a power of the base arity). Levels are hashed in parallel.
+func Build(ctx context.Context, shape porep.TreeShape, leaves []porep.Domain, h Hasher) (*Tree, error) {
+	n := uint64(len(leaves))
+	count := uint64(shape.BaseTreeCount())
+	if n == 0 || n%count != 0 {
+		return nil, fmt.Errorf("merkle: %d leaves do not split into %d base trees", n, count)
+	}
+	per := n / count
+	for m := per; m > 1; m /= uint64(shape.Base) {
+		if m%uint64(shape.Base) != 0 {
+			return nil, fmt.Errorf("merkle: base tree of %d leaves is not a power of arity %d", per, shape.Base)
+		}
+	}
+	t := &Tree{shape: shape, base: make([][][]porep.Domain, count)}
+	roots := make([]porep.Domain, count)
+	for i := range count {
+		levels, err := buildBase(ctx, leaves[i*per:(i+1)*per], shape.Base, h)
+		if err != nil {
+			return nil, err
+		}
+		t.base[i] = levels
+		roots[i] = levels[len(levels)-1][0]
+	}
+	switch KindOf(shape) {
+	case Single:
+		t.root = roots[0]
+	case Sub:
+		r, err := h.HashNode(roots)
+		if err != nil {
+			return nil, err
+		}
+		t.root = r
+	case Top:
+		t.subRoots = make([]porep.Domain, shape.Top)
+		for j := range shape.Top {
+			r, err := h.HashNode(roots[j*shape.Sub : (j+1)*shape.Sub])
+			if err != nil {
+				return nil, err
+			}
+			t.subRoots[j] = r
+		}
+		r, err := h.HashNode(t.subRoots)
+		if err != nil {
+			return nil, err
+		}
+		t.root = r
+	}
+	return t, nil
+}
+
+func buildBase(ctx context.Context, leaves []porep.Domain, arity int, h Hasher) ([][]porep.Domain, error) {
+	levels := [][]porep.Domain{leaves}
+	cur := leaves
+	for len(cur) > 1 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("merkle: build: %w", err)
+		}
+		next := make([]porep.Domain, len(cur)/arity)
+		workers := min(runtime.GOMAXPROCS(0), len(next))
+		chunk := (len(next) + workers - 1) / workers
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for w := range workers {
+			lo, hi := w*chunk, min((w+1)*chunk, len(next))
+			wg.Go(func() {
+				for i := lo; i < hi; i++ {
+					d, err := h.HashNode(cur[i*arity : (i+1)*arity])
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					next[i] = d
+				}
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, fmt.Errorf("merkle: build: %w", err)
+			}
+		}
+		levels = append(levels, next)
+		cur = next
+	}
+	return levels, nil
+}
+
+// Root is the tree's root.
+func (t *Tree) Root() porep.Domain { return t.root }
+
+// Leaves is the number of leaves.
+func (t *Tree) Leaves() uint64 { return uint64(len(t.base)) * uint64(len(t.base[0][0])) }
+
+// Leaf returns leaf i.
+func (t *Tree) Leaf(i uint64) porep.Domain {
+	per := uint64(len(t.base[0][0]))
+	return t.base[i/per][0][i%per]
+}
+
+// Prove returns the inclusion proof of leaf i.
+func (t *Tree) Prove(i uint64) (*Proof, error) {
+	if i >= t.Leaves() {
+		return nil, fmt.Errorf("merkle: leaf %d out of range (%d leaves)", i, t.Leaves())
+	}
+	per := uint64(len(t.base[0][0]))
+	ti, li := i/per, i%per
+	levels := t.base[ti]
+	p := &Proof{Kind: KindOf(t.shape), Root: t.root, Leaf: levels[0][li]}
+	a := uint64(t.shape.Base)
+	for lvl := 0; lvl < len(levels)-1; lvl++ {
+		group := li / a * a
+		p.Base = append(p.Base, sibling(levels[lvl][group:group+a], li%a))
+		li /= a
+	}
+	baseRoots := func(lo, hi uint64) []porep.Domain {
+		out := make([]porep.Domain, 0, hi-lo)
+		for k := lo; k < hi; k++ {
+			b := t.base[k]
+			out = append(out, b[len(b)-1][0])
+		}
+		return out
+	}
+	switch p.Kind {
+	case Sub:
+		p.Sub = []PathElement{sibling(baseRoots(0, uint64(t.shape.Sub)), ti)}
+	case Top:
+		s := uint64(t.shape.Sub)
+		j := ti / s
+		p.Sub = []PathElement{sibling(baseRoots(j*s, (j+1)*s), ti%s)}
+		p.Top = []PathElement{sibling(t.subRoots, j)}
+	}
+	return p, nil
+}
+
+func sibling(group []porep.Domain, idx uint64) PathElement {
+	e := PathElement{Index: idx, Hashes: make([]porep.Domain, 0, len(group)-1)}
+	for k := range group {
+		if uint64(k) != idx {
+			e.Hashes = append(e.Hashes, group[k])
+		}
+	}
+	return e
+}
