@@ -1,0 +1,470 @@
+package groth16
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+)
+
+// CPUOption configures the CPU backend.
+type CPUOption func(*cpuConfig)
+
+type cpuConfig struct {
+	workers int
+}
+
+// CPUWorkers sets how many cores the backend plans for (default GOMAXPROCS
+// at each Compute).
+func CPUWorkers(n int) CPUOption { return func(c *cpuConfig) { c.workers = n } }
+
+// NewCPUBackend returns the pure-Go backend: gnark-crypto FFTs and
+// multi-exponentiations on all cores. It is the reference every other
+// backend must match byte for byte. Prepare copies what it needs from the
+// Synthesized (it is not modified and may be proved again); Upload is a
+// no-op; Compute does the FFTs and MSMs; Finish assembles the proof.
+func NewCPUBackend(opts ...CPUOption) Backend {
+	b := &cpuBackend{}
+	for _, o := range opts {
+		o(&b.cfg)
+	}
+	return b
+}
+
+type cpuBackend struct{ cfg cpuConfig }
+
+func (b *cpuBackend) Name() string { return "cpu" }
+
+// Load checks the key's shape and precomputes the FFT domain.
+func (b *cpuBackend) Load(ctx context.Context, pk *ProvingKey) (Key, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkProvingKeyShape(pk); err != nil {
+		return nil, err
+	}
+	n := len(pk.H) + 1
+	return &cpuKey{cfg: b.cfg, pk: pk, domain: fft.NewDomain(uint64(n))}, nil
+}
+
+// checkProvingKeyShape validates the relations between section lengths.
+func checkProvingKeyShape(pk *ProvingKey) error {
+	if pk == nil {
+		return fmt.Errorf("%w: nil proving key", ErrShape)
+	}
+	n := len(pk.H) + 1
+	if n < 2 || n&(n-1) != 0 {
+		return fmt.Errorf("%w: h has %d points, want a power of two minus one", ErrShape, len(pk.H))
+	}
+	if n > 1<<32 { // Fr has 2-adicity 32
+		return fmt.Errorf("%w: domain %d too large", ErrShape, n)
+	}
+	if len(pk.VK.IC) == 0 {
+		return fmt.Errorf("%w: ic is empty", ErrShape)
+	}
+	if len(pk.BG1) != len(pk.BG2) {
+		return fmt.Errorf("%w: b_g1 has %d points, b_g2 %d", ErrShape, len(pk.BG1), len(pk.BG2))
+	}
+	if len(pk.A) < len(pk.VK.IC) {
+		return fmt.Errorf("%w: a has %d points, fewer than the %d inputs", ErrShape, len(pk.A), len(pk.VK.IC))
+	}
+	return nil
+}
+
+type cpuKey struct {
+	cfg    cpuConfig
+	pk     *ProvingKey
+	domain *fft.Domain
+	closed atomic.Bool
+}
+
+func (k *cpuKey) Residency() string { return "host" }
+
+func (k *cpuKey) Close() error {
+	k.closed.Store(true)
+	return nil
+}
+
+// CheckSynthesized validates w against pk: lengths of the evaluations and
+// assignments, density bitmap sizes and their counts against the A and B
+// query lengths, and that the constraints fit the domain. Errors wrap
+// ErrShape.
+func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
+	if w == nil {
+		return fmt.Errorf("%w: nil witness", ErrShape)
+	}
+	nIn, nAux := len(pk.VK.IC), len(pk.L)
+	rows := w.NumConstraints + len(w.Input)
+	switch {
+	case len(w.Input) != nIn:
+		return fmt.Errorf("%w: %d inputs, key has %d", ErrShape, len(w.Input), nIn)
+	case len(w.Aux) != nAux:
+		return fmt.Errorf("%w: %d aux variables, key has %d", ErrShape, len(w.Aux), nAux)
+	case w.NumConstraints < 0 || len(w.A) != rows || len(w.B) != rows || len(w.C) != rows:
+		return fmt.Errorf("%w: a, b, c have %d, %d, %d rows, want constraints + inputs = %d",
+			ErrShape, len(w.A), len(w.B), len(w.C), rows)
+	case rows > len(pk.H)+1:
+		return fmt.Errorf("%w: %d rows exceed the key's domain %d", ErrShape, rows, len(pk.H)+1)
+	case w.ADensityAux.Len != nAux || len(w.ADensityAux.Words) != (nAux+63)/64:
+		return fmt.Errorf("%w: a density has %d bits, want %d", ErrShape, w.ADensityAux.Len, nAux)
+	case w.BDensityAux.Len != nAux || len(w.BDensityAux.Words) != (nAux+63)/64:
+		return fmt.Errorf("%w: b aux density has %d bits, want %d", ErrShape, w.BDensityAux.Len, nAux)
+	case w.BDensityInput.Len != nIn || len(w.BDensityInput.Words) != (nIn+63)/64:
+		return fmt.Errorf("%w: b input density has %d bits, want %d", ErrShape, w.BDensityInput.Len, nIn)
+	}
+	if got := nIn + w.ADensityAux.Count(); got != len(pk.A) {
+		return fmt.Errorf("%w: a density selects %d points, key's a has %d", ErrShape, got, len(pk.A))
+	}
+	if got := w.BDensityInput.Count() + w.BDensityAux.Count(); got != len(pk.BG1) {
+		return fmt.Errorf("%w: b density selects %d points, key's b_g1 has %d", ErrShape, got, len(pk.BG1))
+	}
+	return nil
+}
+
+// Prepare validates w and builds the dense scalar vectors and the
+// domain-sized a, b, c buffers.
+func (k *cpuKey) Prepare(ctx context.Context, w *Synthesized, rnd Randomness) (Task, error) {
+	start := time.Now()
+	if k.closed.Load() {
+		return nil, errors.New("groth16: cpu: key is closed")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := CheckSynthesized(k.pk, w); err != nil {
+		return nil, err
+	}
+	n := int(k.domain.Cardinality)
+	t := &cpuTask{key: k, rnd: rnd, nw: workers(k.cfg.workers)}
+	var wg sync.WaitGroup
+	for i, src := range [3][]fr.Element{w.A, w.B, w.C} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]fr.Element, n)
+			copy(buf, src)
+			t.abc[i] = buf
+		}()
+	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		t.aScalars = make([]fr.Element, 0, len(k.pk.A))
+		t.aScalars = append(t.aScalars, w.Input...)
+		t.aScalars = appendDense(t.aScalars, w.Aux, w.ADensityAux)
+	}()
+	go func() {
+		defer wg.Done()
+		t.bScalars = make([]fr.Element, 0, len(k.pk.BG1))
+		t.bScalars = appendDense(t.bScalars, w.Input, w.BDensityInput)
+		t.bScalars = appendDense(t.bScalars, w.Aux, w.BDensityAux)
+	}()
+	t.aux = w.Aux
+	wg.Wait()
+	t.timings.Prepare = time.Since(start)
+	return t, nil
+}
+
+// appendDense appends the values whose bit is set in d.
+func appendDense(dst, src []fr.Element, d Bitmap) []fr.Element {
+	for wi, word := range d.Words {
+		for word != 0 {
+			b := bits.TrailingZeros64(word)
+			dst = append(dst, src[wi*64+b])
+			word &= word - 1
+		}
+	}
+	return dst
+}
+
+type cpuTask struct {
+	key *cpuKey
+	rnd Randomness
+	nw  int
+
+	abc                [3][]fr.Element
+	aScalars, bScalars []fr.Element
+	aux                []fr.Element
+
+	computed bool
+	sumH, sumL, sumA, sumB1 curve.G1Jac
+	sumB2                   curve.G2Jac
+
+	timings  Timings
+	released bool
+}
+
+func (t *cpuTask) DeviceBytes() int64 { return 0 }
+
+func (t *cpuTask) Upload(ctx context.Context) error {
+	if t.released {
+		return errors.New("groth16: cpu: task released")
+	}
+	return ctx.Err()
+}
+
+func (t *cpuTask) Timings() Timings { return t.timings }
+
+func (t *cpuTask) Release() {
+	t.released = true
+	t.abc = [3][]fr.Element{}
+	t.aScalars, t.bScalars, t.aux = nil, nil, nil
+}
+
+// Compute runs the H computation and the five MSMs. The MSMs that do not
+// need h (A, B_G1, B_G2, L) start together with the FFTs, the H MSM when h
+// is ready; each timing is the wall time of its own (overlapping) work.
+func (t *cpuTask) Compute(ctx context.Context) error {
+	if t.released {
+		return errors.New("groth16: cpu: task released")
+	}
+	if t.computed {
+		return errors.New("groth16: cpu: task already computed")
+	}
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	pk := t.key.pk
+	nw := t.nw
+	g1Tasks := max(1, nw/2)
+	g2Tasks := nw
+	if nw <= 16 {
+		g2Tasks = 2 * nw
+	}
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	run := func(d *time.Duration, f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := time.Now()
+			if err := f(); err != nil {
+				fail(err)
+			}
+			*d = time.Since(s)
+		}()
+	}
+
+	var h []fr.Element
+	hStart := time.Now()
+	var hErr error
+	h, hErr = computeH(ctx, t.key.domain, &t.abc, nw)
+	t.timings.H = time.Since(hStart)
+	if hErr != nil {
+		return hErr
+	}
+	run(&t.timings.MSMBG2, func() error { return msmG2(ctx, &t.sumB2, pk.BG2, t.bScalars, g2Tasks) })
+	run(&t.timings.MSMH, func() error { return msmG1(ctx, &t.sumH, pk.H, h, g1Tasks) })
+	run(&t.timings.MSML, func() error { return msmG1(ctx, &t.sumL, pk.L, t.aux, g1Tasks) })
+	run(&t.timings.MSMA, func() error { return msmG1(ctx, &t.sumA, pk.A, t.aScalars, g1Tasks) })
+	run(&t.timings.MSMBG1, func() error { return msmG1(ctx, &t.sumB1, pk.BG1, t.bScalars, g1Tasks) })
+	wg.Wait()
+	t.abc = [3][]fr.Element{}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	t.computed = true
+	t.timings.Compute = time.Since(start)
+	return nil
+}
+
+// computeH returns the n−1 coefficients of h = (a·b − c)/Z, overwriting the
+// buffers: iFFT of a, b, c, FFT on the coset g·<ω>, pointwise
+// (a·b − c)/(g^n − 1), inverse coset FFT.
+func computeH(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) ([]fr.Element, error) {
+	a, b, c := abc[0], abc[1], abc[2]
+	opt := fft.WithNbTasks(nw)
+	for _, v := range [][]fr.Element{a, b, c} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d.FFTInverse(v, fft.DIF, opt)
+		d.FFT(v, fft.DIT, fft.OnCoset(), opt)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := len(a)
+	var den, one fr.Element
+	one.SetOne()
+	den.Exp(d.FrMultiplicativeGen, big.NewInt(int64(n)))
+	den.Sub(&den, &one).Inverse(&den)
+	if err := parallelRange(ctx, n, max(1<<12, n/(4*nw)), nw, func(s, e int) error {
+		for i := s; i < e; i++ {
+			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &den)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	d.FFTInverse(a, fft.DIF, fft.OnCoset(), opt)
+	// DIF leaves the coefficients in bit-reversed order.
+	fft.BitReverse(a)
+	if !a[n-1].IsZero() {
+		// deg(a·b − c) ≤ 2n − 2, so deg h ≤ n − 2: a non-zero top coefficient
+		// means a·b ≠ c somewhere on the domain.
+		return nil, fmt.Errorf("%w: h has degree n−1", ErrUnsatisfied)
+	}
+	return a[:n-1], nil
+}
+
+// msmChunk bounds the points of one gnark-crypto MultiExp call, so a
+// cancellation is seen between chunks of a very large MSM at a negligible
+// cost in bucket reductions.
+const msmChunk = 1 << 22
+
+func msmG1(ctx context.Context, res *curve.G1Jac, pts []curve.G1Affine, sc []fr.Element, nbTasks int) error {
+	if len(pts) != len(sc) {
+		return fmt.Errorf("%w: msm of %d points and %d scalars", ErrShape, len(pts), len(sc))
+	}
+	res.X.SetOne()
+	res.Y.SetOne()
+	res.Z.SetZero()
+	for s := 0; s < len(pts); s += msmChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := min(s+msmChunk, len(pts))
+		var p curve.G1Jac
+		if _, err := p.MultiExp(pts[s:e], sc[s:e], ecc.MultiExpConfig{NbTasks: nbTasks}); err != nil {
+			return fmt.Errorf("groth16: msm g1: %w", err)
+		}
+		res.AddAssign(&p)
+	}
+	return nil
+}
+
+func msmG2(ctx context.Context, res *curve.G2Jac, pts []curve.G2Affine, sc []fr.Element, nbTasks int) error {
+	if len(pts) != len(sc) {
+		return fmt.Errorf("%w: msm of %d points and %d scalars", ErrShape, len(pts), len(sc))
+	}
+	res.X.SetOne()
+	res.Y.SetOne()
+	res.Z.SetZero()
+	for s := 0; s < len(pts); s += msmChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := min(s+msmChunk, len(pts))
+		var p curve.G2Jac
+		if _, err := p.MultiExp(pts[s:e], sc[s:e], ecc.MultiExpConfig{NbTasks: nbTasks}); err != nil {
+			return fmt.Errorf("groth16: msm g2: %w", err)
+		}
+		res.AddAssign(&p)
+	}
+	return nil
+}
+
+// Finish assembles A = α + ΣA + rδ, B = β + ΣB + sδ,
+// C = ΣH + ΣL + s·A + r·B_G1 − rs·δ (B_G1 = β + ΣB_G1 + sδ).
+func (t *cpuTask) Finish(ctx context.Context) (*Proof, error) {
+	if t.released {
+		return nil, errors.New("groth16: cpu: task released")
+	}
+	if !t.computed {
+		return nil, errors.New("groth16: cpu: Finish before Compute")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	vk := &t.key.pk.VK
+	var r, s, rs big.Int
+	t.rnd.R.BigInt(&r)
+	t.rnd.S.BigInt(&s)
+	var rsE fr.Element
+	rsE.Mul(&t.rnd.R, &t.rnd.S)
+	rsE.BigInt(&rs)
+
+	var a, b1, c, tmp curve.G1Jac
+	var delta1 curve.G1Jac
+	delta1.FromAffine(&vk.DeltaG1)
+
+	a.Set(&t.sumA)
+	a.AddMixed(&vk.AlphaG1)
+	tmp.ScalarMultiplication(&delta1, &r)
+	a.AddAssign(&tmp)
+
+	b1.Set(&t.sumB1)
+	b1.AddMixed(&vk.BetaG1)
+	tmp.ScalarMultiplication(&delta1, &s)
+	b1.AddAssign(&tmp)
+
+	var b2, tmp2, delta2 curve.G2Jac
+	delta2.FromAffine(&vk.DeltaG2)
+	b2.Set(&t.sumB2)
+	b2.AddMixed(&vk.BetaG2)
+	tmp2.ScalarMultiplication(&delta2, &s)
+	b2.AddAssign(&tmp2)
+
+	c.Set(&t.sumH)
+	c.AddAssign(&t.sumL)
+	tmp.ScalarMultiplication(&a, &s)
+	c.AddAssign(&tmp)
+	tmp.ScalarMultiplication(&b1, &r)
+	c.AddAssign(&tmp)
+	tmp.ScalarMultiplication(&delta1, &rs)
+	c.SubAssign(&tmp)
+
+	p := &Proof{}
+	p.A.FromJacobian(&a)
+	p.B.FromJacobian(&b2)
+	p.C.FromJacobian(&c)
+	t.timings.Finish = time.Since(start)
+	return p, nil
+}
+
+// NewRandomness draws the blinding pair (r, s) from crypto/rand.
+func NewRandomness() (Randomness, error) {
+	var rnd Randomness
+	if _, err := rnd.R.SetRandom(); err != nil {
+		return rnd, fmt.Errorf("groth16: randomness: %w", err)
+	}
+	if _, err := rnd.S.SetRandom(); err != nil {
+		return rnd, fmt.Errorf("groth16: randomness: %w", err)
+	}
+	return rnd, nil
+}
+
+// Prove runs every stage of key's backend on w and always releases the
+// task. It returns the proof and the per-stage timings.
+func Prove(ctx context.Context, key Key, w *Synthesized, rnd Randomness) (*Proof, Timings, error) {
+	task, err := key.Prepare(ctx, w, rnd)
+	if err != nil {
+		return nil, Timings{}, err
+	}
+	defer task.Release()
+	s := time.Now()
+	if err := task.Upload(ctx); err != nil {
+		return nil, task.Timings(), err
+	}
+	up := time.Since(s)
+	if err := task.Compute(ctx); err != nil {
+		return nil, task.Timings(), err
+	}
+	p, err := task.Finish(ctx)
+	tm := task.Timings()
+	if tm.Upload == 0 {
+		tm.Upload = up
+	}
+	return p, tm, err
+}

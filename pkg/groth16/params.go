@@ -1,0 +1,528 @@
+package groth16
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+)
+
+// vkFixedSize is the size of the six fixed verifying-key points
+// (alpha_g1, beta_g1, beta_g2, gamma_g2, delta_g1, delta_g2), uncompressed.
+const vkFixedSize = 3*g1Uncompressed + 3*g2Uncompressed
+
+// Section locates one point section of a .params (or .vk) file.
+type Section struct {
+	// Name is one of the Section* constants.
+	Name string
+	// Count is the number of points, as announced by the section's u32
+	// big-endian count.
+	Count int
+	// Offset is the byte offset of the first point (just after the count).
+	Offset int64
+	// PointSize is 96 (G1) or 192 (G2).
+	PointSize int
+}
+
+// End is the offset just past the section's last point.
+func (s Section) End() int64 { return s.Offset + int64(s.Count)*int64(s.PointSize) }
+
+// ParamsLayout is the parsed header structure of a .params file: where each
+// section lies. It is computed from the counts alone, without decoding any
+// point, and is consistent with the file size.
+type ParamsLayout struct {
+	IC, H, L, A, BG1, BG2 Section
+	// Size is the total file size.
+	Size int64
+}
+
+// Sections returns the point sections in file order.
+func (l *ParamsLayout) Sections() []Section {
+	return []Section{l.IC, l.H, l.L, l.A, l.BG1, l.BG2}
+}
+
+// ParseParamsLayout reads the section counts of a .params file held in data
+// and checks that every announced section fits in data and that nothing
+// follows the last one. It decodes no point.
+func ParseParamsLayout(data []byte) (*ParamsLayout, error) {
+	size := int64(len(data))
+	if size < vkFixedSize {
+		return nil, &FormatError{Section: SectionVK, Index: -1, Offset: 0,
+			Err: fmt.Errorf("%w: %d bytes, the fixed verifying key needs %d", ErrTruncated, size, vkFixedSize)}
+	}
+	l := &ParamsLayout{Size: size}
+	off := int64(vkFixedSize)
+	next := func(name string, pointSize int) (Section, error) {
+		if size-off < 4 {
+			return Section{}, &FormatError{Section: name, Index: -1, Offset: off,
+				Err: fmt.Errorf("%w: file ends before the section count", ErrTruncated)}
+		}
+		n := binary.BigEndian.Uint32(data[off:])
+		s := Section{Name: name, Count: int(n), Offset: off + 4, PointSize: pointSize}
+		if need := int64(n) * int64(pointSize); need > size-s.Offset {
+			return Section{}, &FormatError{Section: name, Index: -1, Offset: off,
+				Err: fmt.Errorf("%w: count %d needs %d bytes, %d left in the file", ErrTruncated, n, need, size-s.Offset)}
+		}
+		off = s.End()
+		return s, nil
+	}
+	var err error
+	if l.IC, err = next(SectionIC, g1Uncompressed); err != nil {
+		return nil, err
+	}
+	if l.H, err = next(SectionH, g1Uncompressed); err != nil {
+		return nil, err
+	}
+	if l.L, err = next(SectionL, g1Uncompressed); err != nil {
+		return nil, err
+	}
+	if l.A, err = next(SectionA, g1Uncompressed); err != nil {
+		return nil, err
+	}
+	if l.BG1, err = next(SectionBG1, g1Uncompressed); err != nil {
+		return nil, err
+	}
+	if l.BG2, err = next(SectionBG2, g2Uncompressed); err != nil {
+		return nil, err
+	}
+	if off != size {
+		return nil, &FormatError{Section: SectionBG2, Index: -1, Offset: off,
+			Err: fmt.Errorf("%w: %d bytes after the last section", ErrTrailingData, size-off)}
+	}
+	if l.IC.Count == 0 {
+		return nil, &FormatError{Section: SectionIC, Index: -1, Offset: l.IC.Offset - 4,
+			Err: fmt.Errorf("%w: ic is empty (it needs at least the point of the constant one)", ErrShape)}
+	}
+	if l.BG1.Count != l.BG2.Count {
+		return nil, &FormatError{Section: SectionBG2, Index: -1, Offset: l.BG2.Offset - 4,
+			Err: fmt.Errorf("%w: b_g2 has %d points but b_g1 has %d", ErrShape, l.BG2.Count, l.BG1.Count)}
+	}
+	return l, nil
+}
+
+// ParamsOption configures reading of parameters.
+type ParamsOption func(*paramsConfig)
+
+type paramsConfig struct {
+	subgroup bool
+	workers  int
+	progress Progress
+}
+
+func newParamsConfig(opts []ParamsOption) paramsConfig {
+	c := paramsConfig{subgroup: true}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// SkipSubgroupCheck skips the subgroup membership check of the proving-key
+// sections (h, l, a, b_g1, b_g2), the bulk of the loading time. Use it only
+// for files whose digest is trusted (e.g. checked against Filecoin's
+// parameters.json). Coordinates are still checked to be canonical and on the
+// curve; the verifying key is always fully checked.
+func SkipSubgroupCheck() ParamsOption { return func(c *paramsConfig) { c.subgroup = false } }
+
+// ParamsWorkers sets the number of decoding goroutines (default GOMAXPROCS).
+func ParamsWorkers(n int) ParamsOption { return func(c *paramsConfig) { c.workers = n } }
+
+// ParamsProgress reports decoding progress in points, stage "params: decode".
+func ParamsProgress(p Progress) ParamsOption { return func(c *paramsConfig) { c.progress = p } }
+
+// decodeChunk is the unit of parallel decoding, in points.
+const decodeChunk = 1 << 12
+
+// decodeVK decodes the verifying key (fixed points and ic) from data, which
+// starts at the beginning of a .params or .vk file.
+func decodeVK(data []byte, ic Section, nw int) (*VerifyingKey, error) {
+	vk := &VerifyingKey{}
+	off := 0
+	fixed := []struct {
+		g1   *curve.G1Affine
+		g2   *curve.G2Affine
+		name string
+	}{
+		{g1: &vk.AlphaG1, name: "alpha_g1"},
+		{g1: &vk.BetaG1, name: "beta_g1"},
+		{g2: &vk.BetaG2, name: "beta_g2"},
+		{g2: &vk.GammaG2, name: "gamma_g2"},
+		{g1: &vk.DeltaG1, name: "delta_g1"},
+		{g2: &vk.DeltaG2, name: "delta_g2"},
+	}
+	for i, f := range fixed {
+		var err error
+		if f.g1 != nil {
+			err = decodeG1Uncompressed(f.g1, data[off:off+g1Uncompressed], true)
+			off += g1Uncompressed
+		} else {
+			err = decodeG2Uncompressed(f.g2, data[off:off+g2Uncompressed], true)
+			off += g2Uncompressed
+		}
+		if err != nil {
+			size := g1Uncompressed
+			if f.g2 != nil {
+				size = g2Uncompressed
+			}
+			return nil, &FormatError{Section: SectionVK, Index: i, Offset: int64(off - size), Err: fmt.Errorf("%s: %w", f.name, err)}
+		}
+	}
+	ic2, err := decodeG1Section(context.Background(), data, ic, true, nw, nil)
+	if err != nil {
+		return nil, err
+	}
+	vk.IC = ic2
+	return vk, nil
+}
+
+func decodeG1Section(ctx context.Context, data []byte, s Section, subgroup bool, nw int, pr *progressReporter) ([]curve.G1Affine, error) {
+	out := make([]curve.G1Affine, s.Count)
+	err := parallelRange(ctx, s.Count, decodeChunk, nw, func(start, end int) error {
+		for i := start; i < end; i++ {
+			off := s.Offset + int64(i)*g1Uncompressed
+			if err := decodeG1Uncompressed(&out[i], data[off:off+g1Uncompressed], subgroup); err != nil {
+				return &FormatError{Section: s.Name, Index: i, Offset: off, Err: err}
+			}
+		}
+		pr.add(int64(end - start))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func decodeG2Section(ctx context.Context, data []byte, s Section, subgroup bool, nw int, pr *progressReporter) ([]curve.G2Affine, error) {
+	out := make([]curve.G2Affine, s.Count)
+	err := parallelRange(ctx, s.Count, decodeChunk/2, nw, func(start, end int) error {
+		for i := start; i < end; i++ {
+			off := s.Offset + int64(i)*g2Uncompressed
+			if err := decodeG2Uncompressed(&out[i], data[off:off+g2Uncompressed], subgroup); err != nil {
+				return &FormatError{Section: s.Name, Index: i, Offset: off, Err: err}
+			}
+		}
+		pr.add(int64(end - start))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// decodeParams decodes every section of data (laid out as l) into a
+// ProvingKey. Sections are decoded one after the other, each by all workers;
+// the verifying key is always subgroup-checked.
+func decodeParams(ctx context.Context, data []byte, l *ParamsLayout, cfg paramsConfig) (*ProvingKey, error) {
+	nw := workers(cfg.workers)
+	vk, err := decodeVK(data, l.IC, nw)
+	if err != nil {
+		return nil, err
+	}
+	total := int64(l.H.Count + l.L.Count + l.A.Count + l.BG1.Count + l.BG2.Count)
+	pr := newProgressReporter(cfg.progress, "params: decode", total)
+	pk := &ProvingKey{VK: *vk}
+	for _, s := range []struct {
+		sec Section
+		dst *[]curve.G1Affine
+	}{{l.H, &pk.H}, {l.L, &pk.L}, {l.A, &pk.A}, {l.BG1, &pk.BG1}} {
+		if *s.dst, err = decodeG1Section(ctx, data, s.sec, cfg.subgroup, nw, pr); err != nil {
+			return nil, err
+		}
+	}
+	if pk.BG2, err = decodeG2Section(ctx, data, l.BG2, cfg.subgroup, nw, pr); err != nil {
+		return nil, err
+	}
+	return pk, nil
+}
+
+// DecodeParams decodes a whole .params image held in memory. See ReadParams.
+func DecodeParams(data []byte, opts ...ParamsOption) (*ProvingKey, error) {
+	l, err := ParseParamsLayout(data)
+	if err != nil {
+		return nil, err
+	}
+	return decodeParams(context.Background(), data, l, newParamsConfig(opts))
+}
+
+// ParamsFile is an open, memory-mapped .params file whose layout has been
+// validated. Sections are decoded on demand, so a caller that needs only the
+// verifying key reads only the first pages of the file. Methods are safe for
+// concurrent use until Close.
+type ParamsFile struct {
+	path   string
+	data   []byte
+	unmap  func() error
+	layout *ParamsLayout
+	cfg    paramsConfig
+}
+
+// OpenParams maps the .params file at path and validates its layout (every
+// count against the file size). It decodes no point yet.
+func OpenParams(path string, opts ...ParamsOption) (*ParamsFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: open params: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("groth16: open params: %w", err)
+	}
+	if st.Size() < vkFixedSize {
+		return nil, fmt.Errorf("groth16: params %s: %w", path, &FormatError{Section: SectionVK, Index: -1,
+			Err: fmt.Errorf("%w: %d bytes, the fixed verifying key needs %d", ErrTruncated, st.Size(), vkFixedSize)})
+	}
+	if st.Size() > math.MaxInt {
+		return nil, fmt.Errorf("groth16: params %s: file too large to map", path)
+	}
+	data, unmap, err := mapFile(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("groth16: map params %s: %w", path, err)
+	}
+	l, err := ParseParamsLayout(data)
+	if err != nil {
+		_ = unmap()
+		return nil, fmt.Errorf("groth16: params %s: %w", path, err)
+	}
+	return &ParamsFile{path: path, data: data, unmap: unmap, layout: l, cfg: newParamsConfig(opts)}, nil
+}
+
+// Layout returns the file's section layout.
+func (f *ParamsFile) Layout() ParamsLayout { return *f.layout }
+
+// VerifyingKey decodes the verifying key (always fully checked).
+func (f *ParamsFile) VerifyingKey() (*VerifyingKey, error) {
+	vk, err := decodeVK(f.data, f.layout.IC, workers(f.cfg.workers))
+	if err != nil {
+		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
+	}
+	return vk, nil
+}
+
+// G1Section decodes one G1 section by name (SectionH, SectionL, SectionA,
+// SectionBG1 or SectionIC).
+func (f *ParamsFile) G1Section(ctx context.Context, name string) ([]curve.G1Affine, error) {
+	var s Section
+	switch name {
+	case SectionIC:
+		s = f.layout.IC
+	case SectionH:
+		s = f.layout.H
+	case SectionL:
+		s = f.layout.L
+	case SectionA:
+		s = f.layout.A
+	case SectionBG1:
+		s = f.layout.BG1
+	default:
+		return nil, fmt.Errorf("groth16: params: %q is not a G1 section", name)
+	}
+	pts, err := decodeG1Section(ctx, f.data, s, f.cfg.subgroup || name == SectionIC, workers(f.cfg.workers), nil)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
+	}
+	return pts, nil
+}
+
+// BG2 decodes the b_g2 section.
+func (f *ParamsFile) BG2(ctx context.Context) ([]curve.G2Affine, error) {
+	pts, err := decodeG2Section(ctx, f.data, f.layout.BG2, f.cfg.subgroup, workers(f.cfg.workers), nil)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
+	}
+	return pts, nil
+}
+
+// ProvingKey decodes every section, in parallel.
+func (f *ParamsFile) ProvingKey(ctx context.Context) (*ProvingKey, error) {
+	pk, err := decodeParams(ctx, f.data, f.layout, f.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
+	}
+	return pk, nil
+}
+
+// Close unmaps the file. Slices returned earlier stay valid (they are
+// decoded copies).
+func (f *ParamsFile) Close() error {
+	if f.unmap == nil {
+		return nil
+	}
+	err := f.unmap()
+	f.unmap, f.data = nil, nil
+	return err
+}
+
+// ReadParams reads a bellperson/Filecoin .params file: it maps the file,
+// validates the section counts against the file size, and decodes all
+// sections in parallel, checking every point for canonical encoding, curve
+// membership and (unless SkipSubgroupCheck) subgroup membership. Errors name
+// the section (vk, ic, h, l, a, b_g1, b_g2), the point and the problem.
+func ReadParams(path string, opts ...ParamsOption) (*ProvingKey, error) {
+	f, err := OpenParams(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ProvingKey(context.Background())
+}
+
+// encodeChunk is the number of points encoded per write batch.
+const encodeChunk = 1 << 14
+
+func writeU32(w io.Writer, n int, section string) error {
+	if n < 0 || int64(n) > math.MaxUint32 {
+		return fmt.Errorf("groth16: section %s: %d points do not fit a u32 count", section, n)
+	}
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], uint32(n))
+	_, err := w.Write(b[:])
+	return err
+}
+
+func writeG1s(w io.Writer, pts []curve.G1Affine, section string, buf []byte) error {
+	if err := writeU32(w, len(pts), section); err != nil {
+		return err
+	}
+	for start := 0; start < len(pts); start += encodeChunk {
+		end := min(start+encodeChunk, len(pts))
+		out := buf[:(end-start)*g1Uncompressed]
+		_ = parallelRange(context.Background(), end-start, 1024, workers(0), func(s, e int) error {
+			for i := s; i < e; i++ {
+				b := pts[start+i].RawBytes()
+				copy(out[i*g1Uncompressed:], b[:])
+			}
+			return nil
+		})
+		if _, err := w.Write(out); err != nil {
+			return fmt.Errorf("groth16: write section %s: %w", section, err)
+		}
+	}
+	return nil
+}
+
+func writeG2s(w io.Writer, pts []curve.G2Affine, section string, buf []byte) error {
+	if err := writeU32(w, len(pts), section); err != nil {
+		return err
+	}
+	for start := 0; start < len(pts); start += encodeChunk / 2 {
+		end := min(start+encodeChunk/2, len(pts))
+		out := buf[:(end-start)*g2Uncompressed]
+		_ = parallelRange(context.Background(), end-start, 512, workers(0), func(s, e int) error {
+			for i := s; i < e; i++ {
+				b := pts[start+i].RawBytes()
+				copy(out[i*g2Uncompressed:], b[:])
+			}
+			return nil
+		})
+		if _, err := w.Write(out); err != nil {
+			return fmt.Errorf("groth16: write section %s: %w", section, err)
+		}
+	}
+	return nil
+}
+
+func writeVK(w io.Writer, vk *VerifyingKey, buf []byte) error {
+	for _, p := range []*curve.G1Affine{&vk.AlphaG1, &vk.BetaG1} {
+		b := p.RawBytes()
+		if _, err := w.Write(b[:]); err != nil {
+			return fmt.Errorf("groth16: write vk: %w", err)
+		}
+	}
+	for _, p := range []*curve.G2Affine{&vk.BetaG2, &vk.GammaG2} {
+		b := p.RawBytes()
+		if _, err := w.Write(b[:]); err != nil {
+			return fmt.Errorf("groth16: write vk: %w", err)
+		}
+	}
+	b1 := vk.DeltaG1.RawBytes()
+	if _, err := w.Write(b1[:]); err != nil {
+		return fmt.Errorf("groth16: write vk: %w", err)
+	}
+	b2 := vk.DeltaG2.RawBytes()
+	if _, err := w.Write(b2[:]); err != nil {
+		return fmt.Errorf("groth16: write vk: %w", err)
+	}
+	return writeG1s(w, vk.IC, SectionIC, buf)
+}
+
+// WriteVerifyingKey writes vk in bellperson's .vk layout: alpha_g1, beta_g1,
+// beta_g2, gamma_g2, delta_g1, delta_g2, then ic as a u32 big-endian count
+// and points; all points uncompressed.
+func WriteVerifyingKey(w io.Writer, vk *VerifyingKey) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	if err := writeVK(bw, vk, make([]byte, encodeChunk*g1Uncompressed)); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteParams writes pk in bellperson's .params layout: the verifying key
+// (as WriteVerifyingKey), then h, l, a, b_g1, b_g2, each a u32 big-endian
+// count followed by uncompressed points.
+func WriteParams(w io.Writer, pk *ProvingKey) error {
+	if len(pk.BG1) != len(pk.BG2) {
+		return fmt.Errorf("groth16: write params: %w: b_g1 has %d points, b_g2 %d", ErrShape, len(pk.BG1), len(pk.BG2))
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	buf := make([]byte, encodeChunk*g1Uncompressed)
+	if err := writeVK(bw, &pk.VK, buf); err != nil {
+		return err
+	}
+	for _, s := range []struct {
+		name string
+		pts  []curve.G1Affine
+	}{{SectionH, pk.H}, {SectionL, pk.L}, {SectionA, pk.A}, {SectionBG1, pk.BG1}} {
+		if err := writeG1s(bw, s.pts, s.name, buf); err != nil {
+			return err
+		}
+	}
+	if err := writeG2s(bw, pk.BG2, SectionBG2, buf); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("groth16: write params: %w", err)
+	}
+	return nil
+}
+
+// vkReadBatch is how many ic points ReadVerifyingKey reads at a time, so a
+// corrupt count cannot make it allocate gigabytes up front.
+const vkReadBatch = 1 << 12
+
+// ReadVerifyingKey reads a verifying key in bellperson's .vk layout (see
+// WriteVerifyingKey), checking every point fully. It reads exactly the key's
+// bytes from r.
+func ReadVerifyingKey(r io.Reader) (*VerifyingKey, error) {
+	head := make([]byte, vkFixedSize+4)
+	if n, err := io.ReadFull(r, head); err != nil {
+		return nil, &FormatError{Section: SectionVK, Index: -1, Offset: int64(n), Err: fmt.Errorf("%w: %v", ErrTruncated, err)}
+	}
+	count := int(binary.BigEndian.Uint32(head[vkFixedSize:]))
+	// Read ic in batches so that a huge announced count fails on the short
+	// read instead of allocating.
+	data := head
+	for read := 0; read < count; {
+		n := min(vkReadBatch, count-read)
+		chunk := make([]byte, n*g1Uncompressed)
+		if got, err := io.ReadFull(r, chunk); err != nil {
+			return nil, &FormatError{Section: SectionIC, Index: read + got/g1Uncompressed,
+				Offset: int64(len(data) + got), Err: fmt.Errorf("%w: count %d: %v", ErrTruncated, count, err)}
+		}
+		data = append(data, chunk...)
+		read += n
+	}
+	if count == 0 {
+		return nil, &FormatError{Section: SectionIC, Index: -1, Offset: vkFixedSize,
+			Err: fmt.Errorf("%w: ic is empty", ErrShape)}
+	}
+	ic := Section{Name: SectionIC, Count: count, Offset: vkFixedSize + 4, PointSize: g1Uncompressed}
+	return decodeVK(data, ic, 0)
+}

@@ -1,0 +1,333 @@
+package groth16
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha512"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math/big"
+	"sync"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
+	"github.com/consensys/gnark/constraint"
+)
+
+// SetupOption configures Setup.
+type SetupOption func(*setupConfig)
+
+type setupConfig struct {
+	seed     []byte
+	progress Progress
+	workers  int
+}
+
+// SetupSeed makes the toxic waste a deterministic function of seed. For
+// tests and reproducible fixtures only: anyone who knows the seed can forge
+// proofs.
+func SetupSeed(seed []byte) SetupOption {
+	return func(c *setupConfig) { c.seed = append([]byte(nil), seed...) }
+}
+
+// SetupProgress reports progress of the long stages ("setup: lagrange",
+// "setup: qap", "setup: g1", "setup: g2").
+func SetupProgress(p Progress) SetupOption { return func(c *setupConfig) { c.progress = p } }
+
+// SetupWorkers bounds the goroutines of the field stages (default
+// GOMAXPROCS); the fixed-base scalar multiplications use gnark-crypto's own
+// parallelism.
+func SetupWorkers(n int) SetupOption { return func(c *setupConfig) { c.workers = n } }
+
+// toxicWaste is the secret of a setup.
+type toxicWaste struct {
+	tau, alpha, beta, gamma, delta fr.Element
+}
+
+// scalarSource draws field elements: SHA-512 of (seed, label, counter)
+// reduced mod r when seeded, crypto/rand otherwise. Zero is never returned.
+type scalarSource struct {
+	seed []byte
+	ctr  uint64
+}
+
+func (s *scalarSource) next(label string) (fr.Element, error) {
+	for {
+		var buf [64]byte
+		if s.seed == nil {
+			if _, err := io.ReadFull(rand.Reader, buf[:]); err != nil {
+				return fr.Element{}, fmt.Errorf("groth16: setup: randomness: %w", err)
+			}
+		} else {
+			h := sha512.New()
+			h.Write([]byte("c2cluster groth16 setup v1\x00"))
+			h.Write(s.seed)
+			h.Write([]byte{0})
+			h.Write([]byte(label))
+			var c [8]byte
+			binary.BigEndian.PutUint64(c[:], s.ctr)
+			s.ctr++
+			h.Write(c[:])
+			copy(buf[:], h.Sum(nil))
+		}
+		var e fr.Element
+		e.SetBytes(buf[:]) // 512 bits reduced mod r: negligible bias
+		if !e.IsZero() {
+			return e, nil
+		}
+	}
+}
+
+func sampleToxicWaste(seed []byte, n uint64) (toxicWaste, error) {
+	src := &scalarSource{seed: seed}
+	var tw toxicWaste
+	var err error
+	one := fr.One()
+	for {
+		if tw.tau, err = src.next("tau"); err != nil {
+			return tw, err
+		}
+		// tau must lie outside the domain: Z(tau) = tau^n − 1 ≠ 0.
+		var z fr.Element
+		z.Exp(tw.tau, new(big.Int).SetUint64(n))
+		if !z.Equal(&one) {
+			break
+		}
+	}
+	for _, p := range []struct {
+		e     *fr.Element
+		label string
+	}{{&tw.alpha, "alpha"}, {&tw.beta, "beta"}, {&tw.gamma, "gamma"}, {&tw.delta, "delta"}} {
+		if *p.e, err = src.next(p.label); err != nil {
+			return tw, err
+		}
+	}
+	return tw, nil
+}
+
+// setupBatch is the number of scalars per fixed-base batch (the unit of
+// progress and cancellation).
+const setupBatch = 1 << 16
+
+// Setup generates Groth16 parameters for c in bellperson's flavour: every
+// public input i gets the extra constraint input_i · 0 = 0 after the
+// circuit's constraints, the domain is the next power of two ≥ constraints +
+// inputs, H has domain − 1 points, and the A and B queries hold only the
+// variables whose density bit is set (all inputs for A). The toxic waste is
+// fresh from crypto/rand unless SetupSeed is given. The result's VK field is
+// the verifying key.
+func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, error) {
+	var cfg setupConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	nw := workers(cfg.workers)
+	m, nIn, nAux := c.nbConstraints, c.nbInputs, c.nbAux
+	rows := m + nIn
+	n := c.DomainSize()
+	if n > 1<<32 {
+		return nil, fmt.Errorf("groth16: setup: domain 2^%d too large", n)
+	}
+	omega, err := fft.Generator(uint64(n))
+	if err != nil {
+		return nil, fmt.Errorf("groth16: setup: domain of size %d: %w", n, err)
+	}
+	tw, err := sampleToxicWaste(cfg.seed, uint64(n))
+	if err != nil {
+		return nil, err
+	}
+
+	// Lagrange basis at tau: L_j(tau) = (tau^n − 1)/n · ω^j / (tau − ω^j).
+	var zTau, nInv fr.Element
+	zTau.Exp(tw.tau, new(big.Int).SetUint64(uint64(n)))
+	one := fr.One()
+	zTau.Sub(&zTau, &one)
+	nInv.SetUint64(uint64(n)).Inverse(&nInv)
+	var zOverN fr.Element
+	zOverN.Mul(&zTau, &nInv)
+	lag := make([]fr.Element, rows)
+	pr := newProgressReporter(cfg.progress, "setup: lagrange", int64(rows))
+	err = parallelRange(ctx, rows, 1<<14, nw, func(start, end int) error {
+		var wj fr.Element
+		wj.Exp(omega, big.NewInt(int64(start)))
+		pows := make([]fr.Element, end-start)
+		den := make([]fr.Element, end-start)
+		for j := range den {
+			pows[j] = wj
+			den[j].Sub(&tw.tau, &wj)
+			wj.Mul(&wj, &omega)
+		}
+		inv := fr.BatchInvert(den)
+		for j := range inv {
+			lag[start+j].Mul(&pows[j], &inv[j]).Mul(&lag[start+j], &zOverN)
+		}
+		pr.add(int64(end - start))
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("groth16: setup: %w", err)
+	}
+
+	// QAP at tau: u_i, v_i, w_i for every variable (inputs, then aux).
+	nWires := nIn + nAux
+	u := make([]fr.Element, nWires)
+	v := make([]fr.Element, nWires)
+	w := make([]fr.Element, nWires)
+	pr = newProgressReporter(cfg.progress, "setup: qap", 3)
+	coeffs := c.ccs.Coefficients
+	var wg sync.WaitGroup
+	for k, dst := range [3][]fr.Element{u, v, w} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			it := c.ccs.GetR1CIterator()
+			j := 0
+			for rc := it.Next(); rc != nil; rc = it.Next() {
+				lc := rc.L
+				if k == 1 {
+					lc = rc.R
+				} else if k == 2 {
+					lc = rc.O
+				}
+				for _, t := range lc {
+					accumulate(&dst[t.WireID()], t.CoeffID(), coeffs, &lag[j])
+				}
+				j++
+			}
+			pr.add(1)
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("groth16: setup: %w", err)
+	}
+	// Input constraints input_i · 0 = 0: only A gets a term.
+	for i := 0; i < nIn; i++ {
+		u[i].Add(&u[i], &lag[m+i])
+	}
+	lag = nil
+
+	// Scalars of every G1 query.
+	var gammaInv, deltaInv fr.Element
+	gammaInv.Inverse(&tw.gamma)
+	deltaInv.Inverse(&tw.delta)
+	aSc := make([]fr.Element, 0, nIn+c.aDensityAux.Count())
+	aSc = append(aSc, u[:nIn]...)
+	for k := 0; k < nAux; k++ {
+		if c.aDensityAux.Get(k) {
+			aSc = append(aSc, u[nIn+k])
+		}
+	}
+	bSc := make([]fr.Element, 0, c.bDensityInput.Count()+c.bDensityAux.Count())
+	for i := 0; i < nIn; i++ {
+		if c.bDensityInput.Get(i) {
+			bSc = append(bSc, v[i])
+		}
+	}
+	for k := 0; k < nAux; k++ {
+		if c.bDensityAux.Get(k) {
+			bSc = append(bSc, v[nIn+k])
+		}
+	}
+	// (beta·u + alpha·v + w) / gamma for inputs, / delta for aux.
+	icSc := make([]fr.Element, nIn)
+	lSc := make([]fr.Element, nAux)
+	_ = parallelRange(context.Background(), nWires, 1<<14, nw, func(start, end int) error {
+		var t, s fr.Element
+		for i := start; i < end; i++ {
+			t.Mul(&tw.beta, &u[i])
+			s.Mul(&tw.alpha, &v[i])
+			t.Add(&t, &s).Add(&t, &w[i])
+			if i < nIn {
+				icSc[i].Mul(&t, &gammaInv)
+			} else {
+				lSc[i-nIn].Mul(&t, &deltaInv)
+			}
+		}
+		return nil
+	})
+	u, v, w = nil, nil, nil
+	// tau^i · Z(tau) / delta for i < n − 1.
+	hSc := make([]fr.Element, n-1)
+	var zd fr.Element
+	zd.Mul(&zTau, &deltaInv)
+	_ = parallelRange(context.Background(), n-1, 1<<14, nw, func(start, end int) error {
+		var p fr.Element
+		p.Exp(tw.tau, big.NewInt(int64(start)))
+		p.Mul(&p, &zd)
+		for i := start; i < end; i++ {
+			hSc[i] = p
+			p.Mul(&p, &tw.tau)
+		}
+		return nil
+	})
+
+	_, _, g1, g2 := curve.Generators()
+	pk := &ProvingKey{}
+	total := int64(len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc))
+	pr = newProgressReporter(cfg.progress, "setup: g1", total)
+	g1Batch := func(sc []fr.Element) ([]curve.G1Affine, error) {
+		out := make([]curve.G1Affine, 0, len(sc))
+		for start := 0; start < len(sc); start += setupBatch {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("groth16: setup: %w", err)
+			}
+			end := min(start+setupBatch, len(sc))
+			out = append(out, curve.BatchScalarMultiplicationG1(&g1, sc[start:end])...)
+			pr.add(int64(end - start))
+		}
+		return out, nil
+	}
+	if pk.H, err = g1Batch(hSc); err != nil {
+		return nil, err
+	}
+	if pk.L, err = g1Batch(lSc); err != nil {
+		return nil, err
+	}
+	if pk.A, err = g1Batch(aSc); err != nil {
+		return nil, err
+	}
+	if pk.BG1, err = g1Batch(bSc); err != nil {
+		return nil, err
+	}
+	if pk.VK.IC, err = g1Batch(icSc); err != nil {
+		return nil, err
+	}
+	pr = newProgressReporter(cfg.progress, "setup: g2", int64(len(bSc)))
+	pk.BG2 = make([]curve.G2Affine, 0, len(bSc))
+	for start := 0; start < len(bSc); start += setupBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("groth16: setup: %w", err)
+		}
+		end := min(start+setupBatch, len(bSc))
+		pk.BG2 = append(pk.BG2, curve.BatchScalarMultiplicationG2(&g2, bSc[start:end])...)
+		pr.add(int64(end - start))
+	}
+	vkG1 := curve.BatchScalarMultiplicationG1(&g1, []fr.Element{tw.alpha, tw.beta, tw.delta})
+	vkG2 := curve.BatchScalarMultiplicationG2(&g2, []fr.Element{tw.beta, tw.gamma, tw.delta})
+	pk.VK.AlphaG1, pk.VK.BetaG1, pk.VK.DeltaG1 = vkG1[0], vkG1[1], vkG1[2]
+	pk.VK.BetaG2, pk.VK.GammaG2, pk.VK.DeltaG2 = vkG2[0], vkG2[1], vkG2[2]
+	return pk, nil
+}
+
+// accumulate adds coeffs[cid] · l to dst, with shortcuts for gnark's fixed
+// small coefficients.
+func accumulate(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
+	switch cid {
+	case constraint.CoeffIdZero:
+	case constraint.CoeffIdOne:
+		dst.Add(dst, l)
+	case constraint.CoeffIdMinusOne:
+		dst.Sub(dst, l)
+	case constraint.CoeffIdTwo:
+		var t fr.Element
+		t.Double(l)
+		dst.Add(dst, &t)
+	default:
+		var t fr.Element
+		t.Mul(&coeffs[cid], l)
+		dst.Add(dst, &t)
+	}
+}
