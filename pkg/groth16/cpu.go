@@ -195,7 +195,7 @@ type cpuTask struct {
 	aScalars, bScalars []fr.Element
 	aux                []fr.Element
 
-	computed bool
+	computed                bool
 	sumH, sumL, sumA, sumB1 curve.G1Jac
 	sumB2                   curve.G2Jac
 

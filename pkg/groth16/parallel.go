@@ -27,6 +27,7 @@ func parallelRange(ctx context.Context, n, chunk, nw int, fn func(start, end int
 		chunk = 1
 	}
 	nChunks := (n + chunk - 1) / chunk
+	nw = workers(nw)
 	if nw > nChunks {
 		nw = nChunks
 	}
