@@ -44,9 +44,12 @@ func KindOf(t porep.TreeShape) Kind {
 
 // PathElement is one level of a path: the siblings of the path node in order
 // (the path node itself left out) and the path node's position among them.
+//
+// The JSON tags give the serde form of rust-fil-proofs' PathElement (its
+// _arity field is serde(skip)).
 type PathElement struct {
-	Hashes []porep.Domain
-	Index  uint64
+	Hashes []porep.Domain `json:"hashes"`
+	Index  uint64         `json:"index"`
 }
 
 // Proof is an inclusion proof (storage-proofs-core MerkleProof).
