@@ -13,14 +13,15 @@ import (
 // No Go library implements this generator: golang.org/x/crypto/chacha20 is
 // 20-round only and math/rand/v2's ChaCha8 is a different construction.
 type chacha8 struct {
-	key     [8]uint32
-	counter uint64
-	buf     [16]uint32
-	pos     int
+	doubleRounds int // 4 for ChaCha8 (20-round mode exists only to test against x/crypto/chacha20)
+	key          [8]uint32
+	counter      uint64
+	buf          [16]uint32
+	pos          int
 }
 
 func newChaCha8(seed *[32]byte) *chacha8 {
-	c := &chacha8{pos: 16}
+	c := &chacha8{pos: 16, doubleRounds: 4}
 	for i := range c.key {
 		c.key[i] = binary.LittleEndian.Uint32(seed[4*i:])
 	}
@@ -44,7 +45,7 @@ func (c *chacha8) refill() {
 		x[cc] += x[d]
 		x[b] = bits.RotateLeft32(x[b]^x[cc], 7)
 	}
-	for range 4 { // 4 double rounds = 8 rounds
+	for range c.doubleRounds {
 		qr(0, 4, 8, 12)
 		qr(1, 5, 9, 13)
 		qr(2, 6, 10, 14)
