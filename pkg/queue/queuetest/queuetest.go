@@ -1,0 +1,34 @@
+// Package queuetest starts a real embedded NATS JetStream server for tests
+// of packages that use pkg/queue. It is no fake: the server is nats-server
+// itself, in process, with file storage in a temporary folder.
+package queuetest
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/c2cluster/c2cluster/pkg/queue"
+)
+
+// Server starts an embedded JetStream server for t, stopped at cleanup.
+func Server(t testing.TB) *queue.Embedded {
+	t.Helper()
+	srv, err := queue.StartEmbedded(queue.EmbeddedConfig{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("queuetest: %v", err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv
+}
+
+// Conn connects to srv, closed at cleanup.
+func Conn(t testing.TB, srv *queue.Embedded) *nats.Conn {
+	t.Helper()
+	nc, err := queue.Connect(srv.URL(), t.Name())
+	if err != nil {
+		t.Fatalf("queuetest: %v", err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
