@@ -1,0 +1,72 @@
+package sealer
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"testing"
+
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/verifier"
+)
+
+// BenchmarkSealC1 seals random data and writes C1 for each shape. 8 MiB runs
+// only without -short (seconds per iteration on 2 cores).
+//
+//	go test -run XXX -bench BenchmarkSealC1 -benchtime 3x ./pkg/porep/sealer/
+func BenchmarkSealC1(b *testing.B) {
+	for _, name := range []string{"test-mini", "test-tiny", "2KiB", "test-sub", "test-top", "test-11layers", "8MiB"} {
+		b.Run(name, func(b *testing.B) {
+			if name == "8MiB" && testing.Short() {
+				b.Skip("8 MiB is skipped in -short mode")
+			}
+			var n int64
+			for b.Loop() {
+				res, err := WriteRandomC1(context.Background(), RandomC1Config{Shape: name, Seed: 1}, io.Discard)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = res.Bytes
+			}
+			b.ReportMetric(float64(n), "c1-bytes")
+		})
+	}
+}
+
+// BenchmarkParseVerify times c1.Parse, verifier.CheckStructure and
+// verifier.Verify on one shape's C1.
+func BenchmarkParseVerify(b *testing.B) {
+	for _, name := range []string{"2KiB", "test-top"} {
+		var buf bytes.Buffer
+		if _, err := WriteRandomC1(context.Background(), RandomC1Config{Shape: name, Seed: 1}, &buf); err != nil {
+			b.Fatal(err)
+		}
+		doc := buf.Bytes()
+		b.Run(name+"/parse", func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				if _, err := c1.ParseBytes(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		out, err := c1.ParseBytes(doc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/structure", func(b *testing.B) {
+			for b.Loop() {
+				if err := verifier.CheckStructure(out, verifier.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/verify", func(b *testing.B) {
+			for b.Loop() {
+				if err := verifier.Verify(context.Background(), out, verifier.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
