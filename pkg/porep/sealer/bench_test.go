@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkSealC1 seals random data and writes C1 for each shape. 8 MiB runs
-// only without -short (seconds per iteration on 2 cores).
+// only without -short (seconds per iteration on 2 cores). With -v each
+// iteration logs its progress lines (stage timings).
 //
 //	go test -run XXX -bench BenchmarkSealC1 -benchtime 3x ./pkg/porep/sealer/
 func BenchmarkSealC1(b *testing.B) {
@@ -21,8 +22,12 @@ func BenchmarkSealC1(b *testing.B) {
 				b.Skip("8 MiB is skipped in -short mode")
 			}
 			var n int64
+			var progress io.Writer
+			if testing.Verbose() {
+				progress = benchLog{b}
+			}
 			for b.Loop() {
-				res, err := WriteRandomC1(context.Background(), RandomC1Config{Shape: name, Seed: 1}, io.Discard)
+				res, err := WriteRandomC1(context.Background(), RandomC1Config{Shape: name, Seed: 1, Progress: progress}, io.Discard)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -31,6 +36,14 @@ func BenchmarkSealC1(b *testing.B) {
 			b.ReportMetric(float64(n), "c1-bytes")
 		})
 	}
+}
+
+// benchLog forwards progress lines to the benchmark log (-v).
+type benchLog struct{ b *testing.B }
+
+func (l benchLog) Write(p []byte) (int, error) {
+	l.b.Log(string(bytes.TrimRight(p, "\n")))
+	return len(p), nil
 }
 
 // BenchmarkParseVerify times c1.Parse, verifier.CheckStructure and
