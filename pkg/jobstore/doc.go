@@ -1,0 +1,28 @@
+// Package jobstore keeps c2cluster's job state in Redis, for the coordinator
+// and the workers.
+//
+// Every key of one job shares the hash tag {<job>}, so the Lua scripts that
+// touch several of them run on Redis Cluster too:
+//
+//	<prefix>:{<job>}:job       hash: state, shape, lane, partitions, done,
+//	                           reason, last error, timings, blob, proof, ...
+//	<prefix>:{<job>}:proofs    hash: partition → 192-byte proof
+//	<prefix>:{<job>}:attempts  hash: partition → current attempt (fencing)
+//	<prefix>:{<job>}:seqs      hash: partition → stream sequence (cancel)
+//	<prefix>:{<job>}:events    stream: begin/complete/fail/... events
+//	<prefix>:{<job>}:notify    pub/sub channel: "something changed" hint
+//	<prefix>:idem:{<sha256>}   string: idempotency key → job id (SET NX)
+//	<prefix>:jobs              sorted set: job ids by creation time (ListJobs)
+//	<prefix>:worker:<id>       string: a worker's registration (JSON), TTL'd
+//	<prefix>:workers           sorted set: worker ids by last heartbeat
+//
+// Every key has a TTL. The state machine is queued → proving → assembling →
+// done | failed | cancelled; transitions are Lua scripts that check the
+// state they leave. Complete is the ONE atomic step of a partition result:
+// fence on the attempt number, HSETNX the proof, HINCRBY done, add the
+// stage timings, and report when the last partition is in (the job then
+// becomes assembling). Pub/sub is only a hint: Watch re-reads the job on
+// every hint and on a poll interval.
+//
+// The package knows nothing of NATS (pkg/queue) or proofs (pkg/groth16).
+package jobstore
