@@ -81,11 +81,7 @@ func TestDomainJSON(t *testing.T) {
 		`[-1` + strings.Repeat(",0", 31) + `]`, `[1.5` + strings.Repeat(",0", 31) + `]`, `[01` + strings.Repeat(",0", 31) + `]`, `null`,
 	} {
 		var x porep.Domain
-		err := json.Unmarshal([]byte(bad), &x)
-		if bad == "null" { // encoding/json treats null as "no value" for non-pointer types
-			continue
-		}
-		require.Error(t, err, bad)
+		require.Error(t, json.Unmarshal([]byte(bad), &x), bad)
 	}
 }
 
