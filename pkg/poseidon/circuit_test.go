@@ -45,7 +45,7 @@ func hashWitness(t *testing.T, in []fr.Element, digest fr.Element) *hashCircuit 
 // random inputs and the native digest; a wrong digest must not solve.
 func TestCircuitMatchesNative(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, arity := range []int{1, 2, 8, 11, MaxArity} {
+	for _, arity := range []int{1, 2, 4, 8, 11, MaxArity} {
 		ccs := compileHash(t, arity)
 		want, err := CircuitConstraints(arity)
 		require.NoError(t, err)

@@ -131,6 +131,19 @@ func DomainToBits(api frontend.API, v frontend.Variable) []frontend.Variable {
 	return shaOrder(bits.ToBinary(api, v, bits.WithNbDigits(254)))
 }
 
+// TruncateBits returns a copy of 256 digest bits in SHA order with the two
+// most significant bits of byte 31 (positions 248 and 249) set to the
+// constant 0: the SHA-order bits of the SHA-254 digest, ready to be hashed
+// again (a tree-D parent) without a decomposition.
+func TruncateBits(digest []frontend.Variable) []frontend.Variable {
+	if len(digest) != 256 {
+		panic(fmt.Errorf("sha254: digest of %d bits, want 256", len(digest)))
+	}
+	out := append([]frontend.Variable(nil), digest...)
+	out[248], out[249] = 0, 0
+	return out
+}
+
 // DigestToField turns 256 digest bits in SHA order into the SHA-254 field
 // element (rust-fil-proofs' Sha256Function::hash_circuit: the digest read as
 // little-endian bytes, the two top bits dropped). It is a linear combination:

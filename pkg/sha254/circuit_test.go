@@ -1,6 +1,7 @@
 package sha254
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"math/big"
 	"math/rand/v2"
@@ -105,4 +106,22 @@ func commitments(ccs constraint.ConstraintSystem) int {
 		return len(c)
 	}
 	return 0
+}
+
+// TestCompileIsDeterministic: the proving key is made for one constraint
+// system, so compiling the same circuit twice must give identical bytes.
+func TestCompileIsDeterministic(t *testing.T) {
+	c := &hash2Circuit{}
+	var first []byte
+	for range 2 {
+		ccs := compile(t, c)
+		var buf bytes.Buffer
+		_, err := ccs.WriteTo(&buf)
+		require.NoError(t, err)
+		if first == nil {
+			first = buf.Bytes()
+			continue
+		}
+		require.True(t, bytes.Equal(first, buf.Bytes()), "two compilations differ")
+	}
 }

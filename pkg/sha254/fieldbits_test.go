@@ -198,3 +198,38 @@ func TestHash2MatchesNative(t *testing.T) {
 		require.Error(t, solve(t, ccs, &hash2Circuit{A: a.String(), B: b.String(), Want: wrong.String()}))
 	}
 }
+
+// truncCircuit checks TruncateBits against the native SHA-254 digest bits and
+// against DomainToBits of the digest's field element.
+type truncCircuit struct {
+	Msg  []frontend.Variable
+	Want []frontend.Variable `gnark:",public"`
+}
+
+func (c *truncCircuit) Define(api frontend.API) error {
+	d := Circuit(api, c.Msg)
+	tb := TruncateBits(d)
+	viaElem := DomainToBits(api, DigestToField(api, d))
+	for i := range tb {
+		api.AssertIsEqual(tb[i], c.Want[i])
+		api.AssertIsEqual(viaElem[i], c.Want[i])
+	}
+	return nil
+}
+
+func TestTruncateBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	ccs := compile(t, &truncCircuit{Msg: make([]frontend.Variable, 8*32), Want: make([]frontend.Variable, 256)})
+	rejected := 0
+	for range 4 {
+		msg := randomBytes(rng, 32)
+		d := Sum(msg)
+		require.NoError(t, solve(t, ccs, &truncCircuit{Msg: bytesToBits(msg), Want: bytesToBits(d[:])}))
+		full := sha256Sum(msg)
+		if full[31]&0xc0 != 0 { // the untruncated digest must not pass
+			require.Error(t, solve(t, ccs, &truncCircuit{Msg: bytesToBits(msg), Want: bytesToBits(full[:])}))
+			rejected++
+		}
+	}
+	require.Positive(t, rejected, "no message exercised the truncated bits")
+}

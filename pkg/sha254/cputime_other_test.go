@@ -1,0 +1,11 @@
+//go:build !linux
+
+package sha254
+
+import "testing"
+
+func reportCPUPerOp(b *testing.B, body func()) {
+	for b.Loop() {
+		body()
+	}
+}
