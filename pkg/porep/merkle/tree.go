@@ -23,16 +23,11 @@ type Tree struct {
 // tree a power of the base arity). Levels are hashed in parallel.
 func Build(ctx context.Context, shape porep.TreeShape, leaves []porep.Domain, h Hasher) (*Tree, error) {
 	n := uint64(len(leaves))
+	per, err := checkLeafCount(shape, n)
+	if err != nil {
+		return nil, err
+	}
 	count := uint64(shape.BaseTreeCount())
-	if n == 0 || n%count != 0 {
-		return nil, fmt.Errorf("merkle: %d leaves do not split into %d base trees", n, count)
-	}
-	per := n / count
-	for m := per; m > 1; m /= uint64(shape.Base) {
-		if m%uint64(shape.Base) != 0 {
-			return nil, fmt.Errorf("merkle: base tree of %d leaves is not a power of arity %d", per, shape.Base)
-		}
-	}
 	t := &Tree{shape: shape, base: make([][][]porep.Domain, count)}
 	roots := make([]porep.Domain, count)
 	for i := range count {
@@ -43,29 +38,8 @@ func Build(ctx context.Context, shape porep.TreeShape, leaves []porep.Domain, h 
 		t.base[i] = levels
 		roots[i] = levels[len(levels)-1][0]
 	}
-	switch KindOf(shape) {
-	case Single:
-		t.root = roots[0]
-	case Sub:
-		r, err := h.HashNode(roots)
-		if err != nil {
-			return nil, err
-		}
-		t.root = r
-	case Top:
-		t.subRoots = make([]porep.Domain, shape.Top)
-		for j := range shape.Top {
-			r, err := h.HashNode(roots[j*shape.Sub : (j+1)*shape.Sub])
-			if err != nil {
-				return nil, err
-			}
-			t.subRoots[j] = r
-		}
-		r, err := h.HashNode(t.subRoots)
-		if err != nil {
-			return nil, err
-		}
-		t.root = r
+	if t.subRoots, t.root, err = combineRoots(shape, roots, h); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
