@@ -237,6 +237,7 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 	pk := t.key.pk
 	nw := t.nw
 	g1Tasks := max(1, nw/2)
+	hTasks := nw
 	g2Tasks := nw
 	if nw <= 16 {
 		g2Tasks = 2 * nw
@@ -264,19 +265,23 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 		}()
 	}
 
-	var h []fr.Element
+	// The MSMs that do not need h start with the FFTs: the G2 MSM is the
+	// critical path, and the FFTs leave cores idle between passes.
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	run(&t.timings.MSMBG2, func() error { return msmG2(mctx, &t.sumB2, pk.BG2, t.bScalars, g2Tasks) })
+	run(&t.timings.MSML, func() error { return msmG1(mctx, &t.sumL, pk.L, t.aux, g1Tasks) })
+	run(&t.timings.MSMA, func() error { return msmG1(mctx, &t.sumA, pk.A, t.aScalars, g1Tasks) })
+	run(&t.timings.MSMBG1, func() error { return msmG1(mctx, &t.sumB1, pk.BG1, t.bScalars, g1Tasks) })
 	hStart := time.Now()
-	var hErr error
-	h, hErr = computeH(ctx, t.key.domain, &t.abc, nw)
+	h, err := computeH(ctx, t.key.domain, &t.abc, nw)
 	t.timings.H = time.Since(hStart)
-	if hErr != nil {
-		return hErr
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return err
 	}
-	run(&t.timings.MSMBG2, func() error { return msmG2(ctx, &t.sumB2, pk.BG2, t.bScalars, g2Tasks) })
-	run(&t.timings.MSMH, func() error { return msmG1(ctx, &t.sumH, pk.H, h, g1Tasks) })
-	run(&t.timings.MSML, func() error { return msmG1(ctx, &t.sumL, pk.L, t.aux, g1Tasks) })
-	run(&t.timings.MSMA, func() error { return msmG1(ctx, &t.sumA, pk.A, t.aScalars, g1Tasks) })
-	run(&t.timings.MSMBG1, func() error { return msmG1(ctx, &t.sumB1, pk.BG1, t.bScalars, g1Tasks) })
+	run(&t.timings.MSMH, func() error { return msmG1(mctx, &t.sumH, pk.H, h, hTasks) })
 	wg.Wait()
 	t.abc = [3][]fr.Element{}
 	if len(errs) > 0 {

@@ -19,8 +19,8 @@ import (
 // b_g2, each a u32 big-endian count and uncompressed points, decoded here
 // with gnark-crypto's own SetBytes.
 type independentParams struct {
-	vkG1 [3]curve.G1Affine // alpha, beta, delta
-	vkG2 [3]curve.G2Affine // beta, gamma, delta
+	vkG1             [3]curve.G1Affine // alpha, beta, delta
+	vkG2             [3]curve.G2Affine // beta, gamma, delta
 	ic, h, l, a, bg1 []curve.G1Affine
 	bg2              []curve.G2Affine
 }
