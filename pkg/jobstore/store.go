@@ -135,6 +135,18 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, key, jobID string) (str
 	return got, false, nil
 }
 
+// IdempotentJob returns the job id bound to an idempotency key, if any.
+func (s *Store) IdempotentJob(ctx context.Context, key string) (string, bool, error) {
+	id, err := s.rdb.Get(ctx, s.idemKey(key)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("jobstore: read idempotency key: %w", err)
+	}
+	return id, true, nil
+}
+
 // Create records a new job in state queued. It returns false (and no
 // error) when the job exists already.
 func (s *Store) Create(ctx context.Context, j NewJob) (bool, error) {

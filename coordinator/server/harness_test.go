@@ -1,0 +1,345 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
+
+	"github.com/c2cluster/c2cluster/coordinator/server"
+	"github.com/c2cluster/c2cluster/pkg/client"
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/jobstore/jobstoretest"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/queue/queuetest"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
+)
+
+// testShape is the smallest registered shape with several partitions.
+const testShape = "test-mini"
+
+var (
+	redisSrv  *jobstoretest.Redis
+	paramsDir string
+
+	paramsOnce sync.Once
+	paramsErr  error
+	provingKey *groth16.ProvingKey
+)
+
+type mainRunner struct {
+	m     *testing.M
+	after func()
+}
+
+func (r mainRunner) Run() int {
+	code := r.m.Run()
+	r.after()
+	return code
+}
+
+func TestMain(m *testing.M) {
+	var err error
+	if redisSrv, err = jobstoretest.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if paramsDir, err = os.MkdirTemp("", "c2-params-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(mainRunner{m, func() {
+		redisSrv.Stop()
+		os.RemoveAll(paramsDir)
+	}}, goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))
+}
+
+// params runs the real Groth16 setup of the test shape once per package
+// (deterministic seed: test parameters only) and writes <shape>.params and
+// <shape>.vk where the coordinator looks for them.
+func params(t *testing.T) *groth16.ProvingKey {
+	t.Helper()
+	paramsOnce.Do(func() {
+		shape, err := porep.ShapeByName(testShape)
+		if err != nil {
+			paramsErr = err
+			return
+		}
+		provingKey, paramsErr = circuit.Setup(context.Background(), shape, circuit.SetupConfig{
+			ParamsPath: server.ParamsPath(paramsDir, testShape),
+			VKPath:     server.VKPath(paramsDir, testShape),
+			Seed:       []byte("coordinator tests"),
+		})
+	})
+	require.NoError(t, paramsErr)
+	return provingKey
+}
+
+// sealedC1 seals a random sector of the test shape and returns its C1 JSON.
+func sealedC1(t *testing.T, seed uint64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: testShape, Seed: seed}, &buf)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+// cluster is the shared infrastructure of one test: a real embedded NATS
+// JetStream server and a private Redis key space.
+type cluster struct {
+	t     *testing.T
+	ctx   context.Context
+	q     *queue.Queue
+	store *jobstore.Store
+}
+
+func newCluster(t *testing.T, qcfg queue.Config) *cluster {
+	t.Helper()
+	srv := queuetest.Server(t)
+	nc := queuetest.Conn(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	q, err := queue.Open(ctx, nc, qcfg)
+	require.NoError(t, err)
+	store, err := jobstore.New(redisSrv.Client(t), jobstore.Config{Prefix: jobstoretest.Prefix(), WatchPoll: 500 * time.Millisecond})
+	require.NoError(t, err)
+	return &cluster{t: t, ctx: ctx, q: q, store: store}
+}
+
+// coordinator is one running coordinator process (server + HTTP).
+type coordinator struct {
+	srv    *server.Server
+	http   *httptest.Server
+	client *client.Client
+	stop   sync.Once
+}
+
+func (c *cluster) startCoordinator(cfg server.Config) *coordinator {
+	c.t.Helper()
+	cfg.Loop = queue.LoopConfig{FetchWait: 200 * time.Millisecond, RetryDelay: 100 * time.Millisecond}
+	srv, err := server.New(cfg, c.q, c.store, &server.PoRep{ParamsDir: paramsDir, MaxC1Bytes: cfg.MaxC1Bytes})
+	require.NoError(c.t, err)
+	require.NoError(c.t, srv.Start(c.ctx))
+	hs := httptest.NewUnstartedServer(srv.Mux())
+	hs.EnableHTTP2 = true
+	hs.Start()
+	co := &coordinator{srv: srv, http: hs, client: client.New(hs.URL)}
+	c.t.Cleanup(co.Stop)
+	return co
+}
+
+// Stop stops the coordinator like a process exit: HTTP server and loops.
+func (co *coordinator) Stop() {
+	co.stop.Do(func() {
+		co.http.CloseClientConnections()
+		co.http.Close()
+		co.srv.Stop()
+	})
+}
+
+// testWorker is a minimal worker written from pkg/queue and pkg/jobstore
+// (the real code paths; the full worker binary lives in worker/): Begin,
+// fetch the blob, synthesize, prove on the CPU backend, verify, Complete,
+// request assembly when the last partition is in.
+type testWorker struct {
+	c     *cluster
+	id    string
+	key   groth16.Key
+	comp  *circuit.Compiled
+	vk    *groth16.PreparedVerifyingKey
+	delay func(*c2clusterv1.PartitionTask) // optional hook before the work
+	fail  func(*c2clusterv1.PartitionTask) error
+
+	mu     sync.Mutex
+	proved []string
+}
+
+func (c *cluster) newWorker(id string) *testWorker {
+	c.t.Helper()
+	pk := params(c.t)
+	key, err := groth16.NewCPUBackend().Load(c.ctx, pk)
+	require.NoError(c.t, err)
+	c.t.Cleanup(func() { _ = key.Close() })
+	shape, err := porep.ShapeByName(testShape)
+	require.NoError(c.t, err)
+	comp, err := circuit.ForShape(shape)
+	require.NoError(c.t, err)
+	pvk, err := groth16.PrepareVerifyingKey(&pk.VK)
+	require.NoError(c.t, err)
+	return &testWorker{c: c, id: id, key: key, comp: comp, vk: pvk}
+}
+
+// run starts n slots of the worker until the test ends.
+func (w *testWorker) run(n int) {
+	t := w.c.t
+	ctx, cancel := context.WithCancel(w.c.ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		slot, err := w.c.q.NewSlot(queue.SlotConfig{Name: fmt.Sprintf("%s/%d", w.id, i), Shapes: []string{testShape},
+			Handler: w.handle, IdlePoll: 100 * time.Millisecond})
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = slot.Run(ctx)
+		}()
+	}
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+}
+
+func (w *testWorker) handle(ctx context.Context, d *queue.Delivery) (err error) {
+	task := d.Task
+	ctx, span := telemetry.Tracer().Start(ctx, telemetry.SpanPartition, trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(telemetry.AttrJob.String(task.JobId), telemetry.AttrPartition.Int(int(task.Partition)),
+			telemetry.AttrAttempt.Int(d.Attempt), telemetry.AttrWorker.String(w.id), telemetry.AttrDevice.String("cpu")))
+	defer span.End()
+	st := w.c.store
+	out, state, err := st.Begin(ctx, task.JobId, task.Partition, d.Attempt, w.id)
+	if err != nil {
+		return err
+	}
+	switch out {
+	case jobstore.BeginStale, jobstore.BeginClosed:
+		return nil
+	case jobstore.BeginAlreadyDone:
+		if state == jobstore.StateAssembling {
+			return w.c.q.RequestAssembly(ctx, task.JobId)
+		}
+		return nil
+	}
+	defer func() {
+		if err != nil {
+			_ = st.RecordFailure(context.WithoutCancel(ctx), task.JobId, task.Partition, d.Attempt, w.id, err)
+		}
+	}()
+	if w.delay != nil {
+		w.delay(task)
+	}
+	if w.fail != nil {
+		if err := w.fail(task); err != nil {
+			return err
+		}
+	}
+	blob, err := w.c.q.GetBlob(ctx, task.BlobRef, task.BlobSha256)
+	if err != nil {
+		return err
+	}
+	doc, err := c1.ParseBytes(blob)
+	if err != nil {
+		return queue.Permanent(err)
+	}
+	var timings jobstore.PartitionTimings
+	timings.QueueWait = time.Since(d.Published)
+
+	t0 := time.Now()
+	sctx, s := telemetry.Tracer().Start(ctx, telemetry.SpanSynthesize)
+	wit, err := w.comp.Synthesize(sctx, doc, int(task.Partition))
+	s.End()
+	if err != nil {
+		if errors.Is(err, circuit.ErrUnsatisfied) || errors.Is(err, circuit.ErrInvalidInput) {
+			return queue.Permanent(err)
+		}
+		return err
+	}
+	timings.Synthesis = time.Since(t0)
+
+	t0 = time.Now()
+	_, s = telemetry.Tracer().Start(ctx, telemetry.SpanGPUCompute)
+	rnd, err := groth16.NewRandomness()
+	if err != nil {
+		s.End()
+		return err
+	}
+	proof, _, err := groth16.Prove(ctx, w.key, wit, rnd)
+	s.End()
+	if err != nil {
+		return err
+	}
+	timings.Prove = time.Since(t0)
+
+	t0 = time.Now()
+	_, s = telemetry.Tracer().Start(ctx, telemetry.SpanVerify)
+	err = w.vk.Verify(proof, wit.Input[1:])
+	s.End()
+	if err != nil {
+		return fmt.Errorf("partition proof does not verify: %w", err)
+	}
+	timings.Verify = time.Since(t0)
+
+	b, err := proof.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	res, err := st.Complete(ctx, task.JobId, task.Partition, d.Attempt, b, timings, w.id)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.proved = append(w.proved, queue.MsgID(task.JobId, task.Partition))
+	w.mu.Unlock()
+	if res.State == jobstore.StateAssembling {
+		return w.c.q.RequestAssembly(ctx, task.JobId)
+	}
+	return nil
+}
+
+func (w *testWorker) provedCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.proved)
+}
+
+// verifyIndependently checks a job's proof partition by partition with the
+// single-proof verifier and the natively computed public inputs: an oracle
+// independent of the coordinator's batch verification.
+func verifyIndependently(t *testing.T, doc []byte, proof []byte) {
+	t.Helper()
+	out, err := c1.ParseBytes(doc)
+	require.NoError(t, err)
+	proofs, err := groth16.SplitProofs(proof)
+	require.NoError(t, err)
+	require.Len(t, proofs, out.Shape.Partitions)
+	f, err := os.Open(filepath.Join(paramsDir, testShape+".vk"))
+	require.NoError(t, err)
+	defer f.Close()
+	vk, err := groth16.ReadVerifyingKey(f)
+	require.NoError(t, err)
+	for k, p := range proofs {
+		in, err := circuit.PublicInputs(out, k)
+		require.NoError(t, err)
+		require.NoError(t, groth16.Verify(vk, p, in), "partition %d", k)
+	}
+}
+
+func waitState(t *testing.T, c *cluster, job string, want jobstore.State) *jobstore.Job {
+	t.Helper()
+	var j *jobstore.Job
+	require.Eventually(t, func() bool {
+		var err error
+		j, err = c.store.Get(c.ctx, job)
+		return err == nil && j.State == want
+	}, 3*time.Minute, 20*time.Millisecond, "job %s never reached %s", job, want)
+	return j
+}
+
+var _ = http.StatusOK

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/pkg/porep/verifier"
+)
+
+// ErrInvalidC1 marks a C1 output rejected at submit (malformed, wrong
+// shape, tampered, too large); the text names the problem.
+var ErrInvalidC1 = errors.New("invalid C1 output")
+
+// ErrUnsupportedShape: the coordinator cannot verify proofs of this shape
+// (no verifying key).
+var ErrUnsupportedShape = errors.New("unsupported proof shape")
+
+// ErrProofInvalid marks an assembled proof that does not verify: the job
+// fails (retrying cannot help).
+var ErrProofInvalid = errors.New("assembled proof does not verify")
+
+// Inspection is what Inspect learns from a C1 output.
+type Inspection struct {
+	Shape      string
+	Partitions int
+}
+
+// ProofSystem is what the coordinator needs of the proof system.
+type ProofSystem interface {
+	// Inspect parses and structurally validates a C1 output; with vanilla
+	// it also runs the native vanilla-proof verifier. Bad input is
+	// ErrInvalidC1, a shape without a verifying key ErrUnsupportedShape.
+	Inspect(ctx context.Context, c1JSON []byte, vanilla bool) (Inspection, error)
+	// VerifyJob checks a job's partition proofs (in partition order)
+	// against the public inputs of its C1 output; ErrProofInvalid when they
+	// do not verify.
+	VerifyJob(ctx context.Context, shape string, c1JSON []byte, proofs [][]byte) error
+}
+
+// PoRep is the real ProofSystem: C1 parsing and checks from pkg/porep, the
+// batch verifier of pkg/groth16. Verifying keys are read from
+// <ParamsDir>/<shape>.vk on first use and kept.
+type PoRep struct {
+	ParamsDir string
+	// MaxC1Bytes bounds the C1 document; 0 means c1.DefaultMaxBytes.
+	MaxC1Bytes int64
+
+	mu  sync.Mutex
+	vks map[string]*groth16.PreparedVerifyingKey
+}
+
+// VKPath is where PoRep looks for a shape's verifying key.
+func VKPath(dir, shape string) string { return filepath.Join(dir, shape+".vk") }
+
+// ParamsPath is where a shape's proving parameters live (for workers).
+func ParamsPath(dir, shape string) string { return filepath.Join(dir, shape+".params") }
+
+func (p *PoRep) parse(data []byte) (*c1.Output, error) {
+	limit := p.MaxC1Bytes
+	if limit <= 0 {
+		limit = c1.DefaultMaxBytes
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%w: %d bytes exceeds the limit of %d", ErrInvalidC1, len(data), limit)
+	}
+	out, err := c1.ParseBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidC1, err)
+	}
+	return out, nil
+}
+
+// Inspect implements ProofSystem.
+func (p *PoRep) Inspect(ctx context.Context, data []byte, vanilla bool) (Inspection, error) {
+	out, err := p.parse(data)
+	if err != nil {
+		return Inspection{}, err
+	}
+	if err := verifier.CheckStructure(out, verifier.Options{}); err != nil {
+		return Inspection{}, fmt.Errorf("%w: %w", ErrInvalidC1, err)
+	}
+	if _, err := p.vk(out.Shape.Name); err != nil {
+		return Inspection{}, err
+	}
+	if vanilla {
+		if err := verifier.Verify(ctx, out, verifier.Options{}); err != nil {
+			if ctx.Err() != nil {
+				return Inspection{}, ctx.Err()
+			}
+			return Inspection{}, fmt.Errorf("%w: vanilla proof check: %w", ErrInvalidC1, err)
+		}
+	}
+	return Inspection{Shape: out.Shape.Name, Partitions: out.Shape.Partitions}, nil
+}
+
+// VerifyJob implements ProofSystem with one batch verification.
+func (p *PoRep) VerifyJob(ctx context.Context, shape string, data []byte, proofs [][]byte) error {
+	out, err := p.parse(data)
+	if err != nil {
+		return err
+	}
+	if out.Shape.Name != shape {
+		return fmt.Errorf("%w: C1 output is of shape %s, job of %s", ErrProofInvalid, out.Shape.Name, shape)
+	}
+	if len(proofs) != out.Shape.Partitions {
+		return fmt.Errorf("%w: %d partition proofs for %d partitions", ErrProofInvalid, len(proofs), out.Shape.Partitions)
+	}
+	pvk, err := p.vk(shape)
+	if err != nil {
+		return err
+	}
+	ps := make([]*groth16.Proof, len(proofs))
+	inputs := make([][]fr.Element, len(proofs))
+	for k, b := range proofs {
+		ps[k] = new(groth16.Proof)
+		if err := ps[k].UnmarshalBinary(b); err != nil {
+			return fmt.Errorf("%w: partition %d: %w", ErrProofInvalid, k, err)
+		}
+		if inputs[k], err = circuit.PublicInputs(out, k); err != nil {
+			return fmt.Errorf("%w: public inputs of partition %d: %w", ErrProofInvalid, k, err)
+		}
+	}
+	if err := pvk.VerifyBatch(ps, inputs); err != nil {
+		return fmt.Errorf("%w: %w", ErrProofInvalid, err)
+	}
+	return nil
+}
+
+func (p *PoRep) vk(shape string) (*groth16.PreparedVerifyingKey, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if v, ok := p.vks[shape]; ok {
+		return v, nil
+	}
+	path := VKPath(p.ParamsDir, shape)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: no verifying key: %w", ErrUnsupportedShape, shape, err)
+	}
+	defer f.Close()
+	vk, err := groth16.ReadVerifyingKey(f)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: verifying key %s: %w", ErrUnsupportedShape, shape, path, err)
+	}
+	pvk, err := groth16.PrepareVerifyingKey(vk)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: verifying key %s: %w", ErrUnsupportedShape, shape, path, err)
+	}
+	if p.vks == nil {
+		p.vks = map[string]*groth16.PreparedVerifyingKey{}
+	}
+	p.vks[shape] = pvk
+	return pvk, nil
+}

@@ -1,0 +1,220 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	"github.com/c2cluster/c2cluster/proto/c2cluster/v1/c2clusterv1connect"
+)
+
+// Defaults of Config.
+const (
+	MaxC1BytesDefault    = 256 << 20
+	AwaitMaxDefault      = 10 * time.Minute
+	DepthIntervalDefault = 5 * time.Second
+	ReconcileLimit       = 10000
+)
+
+// Config configures a Server. Zero values mean the defaults.
+type Config struct {
+	// MaxC1Bytes rejects larger C1 outputs at submit. Default 256 MiB (an
+	// official 32 GiB C1 is ~60 MB).
+	MaxC1Bytes int64
+	// VerifyVanilla runs the native vanilla-proof check on every submit
+	// (otherwise only when the request asks). Default false.
+	VerifyVanilla bool
+	// AwaitMax caps one Await call's wait. Default 10 min.
+	AwaitMax time.Duration
+	// DepthInterval is how often the queue-depth gauge is refreshed.
+	// Default 5 s.
+	DepthInterval time.Duration
+	// Loop tunes the assembler and dead-letter loops.
+	Loop queue.LoopConfig
+	// Logger; default slog.Default().
+	Logger *slog.Logger
+	// Metrics; default a fresh telemetry.NewMetrics().
+	Metrics *telemetry.Metrics
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.MaxC1Bytes == 0 {
+		c.MaxC1Bytes = MaxC1BytesDefault
+	}
+	if c.MaxC1Bytes < 0 {
+		return c, fmt.Errorf("server: Config.MaxC1Bytes %d is negative", c.MaxC1Bytes)
+	}
+	if c.AwaitMax == 0 {
+		c.AwaitMax = AwaitMaxDefault
+	}
+	if c.AwaitMax < 0 {
+		return c, fmt.Errorf("server: Config.AwaitMax %v is negative", c.AwaitMax)
+	}
+	if c.DepthInterval == 0 {
+		c.DepthInterval = DepthIntervalDefault
+	}
+	if c.DepthInterval < 0 {
+		return c, fmt.Errorf("server: Config.DepthInterval %v is negative", c.DepthInterval)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Loop.Logger == nil {
+		c.Loop.Logger = c.Logger
+	}
+	if c.Metrics == nil {
+		c.Metrics = telemetry.NewMetrics()
+	}
+	return c, nil
+}
+
+// Server is the coordinator. Create it with New, run its background loops
+// with Start, serve Handler, and Stop it.
+type Server struct {
+	cfg   Config
+	q     *queue.Queue
+	store *jobstore.Store
+	ps    ProofSystem
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	started bool
+}
+
+var _ c2clusterv1connect.ProofServiceHandler = (*Server)(nil)
+
+// New returns a coordinator over an opened queue, a job store and a proof
+// system.
+func New(cfg Config, q *queue.Queue, store *jobstore.Store, ps ProofSystem) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if q == nil || store == nil || ps == nil {
+		return nil, errors.New("server: New needs a queue, a job store and a proof system")
+	}
+	return &Server{cfg: cfg, q: q, store: store, ps: ps, log: cfg.Logger}, nil
+}
+
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *telemetry.Metrics { return s.cfg.Metrics }
+
+// Handler returns the connect handler of ProofService (gRPC, gRPC-Web and
+// Connect/HTTP-JSON on one path prefix). Requests larger than MaxC1Bytes
+// plus 1 MiB are refused before they are read.
+func (s *Server) Handler() (string, http.Handler) {
+	return c2clusterv1connect.NewProofServiceHandler(s, connect.WithReadMaxBytes(int(s.cfg.MaxC1Bytes)+1<<20))
+}
+
+// Mux returns an HTTP mux serving the API, /metrics and /healthz.
+func (s *Server) Mux() *http.ServeMux {
+	mux := http.NewServeMux()
+	path, h := s.Handler()
+	mux.Handle(path, h)
+	mux.Handle("/metrics", s.cfg.Metrics.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.store.Client().Ping(r.Context()).Err(); err != nil {
+			http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
+
+// Start reconciles jobs a previous coordinator left half-way and starts the
+// assembler, the dead-letter handler and the queue-depth refresher. They
+// run until Stop.
+func (s *Server) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return errors.New("server: already started")
+	}
+	if err := s.reconcile(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	s.started = true
+	s.goLoop("assembler", func() error { return s.q.RunAssembly(ctx, s.cfg.Loop, s.assemble) })
+	s.goLoop("dead letters", func() error { return s.q.RunDeadLetters(ctx, s.cfg.Loop, s.deadLetter) })
+	s.goLoop("queue depth", func() error { s.refreshDepth(ctx); return nil })
+	return nil
+}
+
+func (s *Server) goLoop(name string, run func() error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := run(); err != nil {
+			s.log.Error("coordinator: loop stopped", slog.String("loop", name), slog.Any("err", err))
+		}
+	}()
+}
+
+// Stop ends the background loops and waits for them. In-flight RPCs are the
+// HTTP server's to drain.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cancel := s.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	s.wg.Wait()
+}
+
+func (s *Server) refreshDepth(ctx context.Context) {
+	t := time.NewTicker(s.cfg.DepthInterval)
+	defer t.Stop()
+	for {
+		if depth, err := s.q.Depth(ctx); err == nil {
+			s.cfg.Metrics.QueueDepth.Reset()
+			for _, d := range depth {
+				s.cfg.Metrics.QueueDepth.WithLabelValues(d.Shape, d.Lane).Set(float64(d.Pending))
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// reconcile finishes what a coordinator that died mid-way left: jobs whose
+// tasks were not all published are republished (deduplicated by
+// Nats-Msg-Id), and assembling jobs get their assembly requested again.
+func (s *Server) reconcile(ctx context.Context) error {
+	jobs, err := s.store.List(ctx, "", ReconcileLimit)
+	if err != nil {
+		return fmt.Errorf("server: reconcile: %w", err)
+	}
+	for _, j := range jobs {
+		switch {
+		case (j.State == jobstore.StateQueued || j.State == jobstore.StateProving) && j.Published < j.Partitions:
+			s.log.Info("coordinator: republishing a half-submitted job", telemetry.LogJob(j.ID))
+			jctx := telemetry.ContextWithTraceParent(ctx, j.TraceParent)
+			if err := s.publish(jctx, j); err != nil {
+				return fmt.Errorf("server: reconcile %s: %w", j.ID, err)
+			}
+		case j.State == jobstore.StateAssembling:
+			if err := s.q.RequestAssembly(ctx, j.ID); err != nil {
+				return fmt.Errorf("server: reconcile %s: %w", j.ID, err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
+)
+
+// Lane names of the API priorities (the queue's default lanes).
+var priorityLane = map[c2clusterv1.Priority]string{
+	c2clusterv1.Priority_PRIORITY_UNSPECIFIED: "normal",
+	c2clusterv1.Priority_PRIORITY_HIGH:        "high",
+	c2clusterv1.Priority_PRIORITY_NORMAL:      "normal",
+	c2clusterv1.Priority_PRIORITY_LOW:         "low",
+}
+
+func laneOf(p c2clusterv1.Priority) (string, error) {
+	l, ok := priorityLane[p]
+	if !ok {
+		return "", fmt.Errorf("unknown priority %d", p)
+	}
+	return l, nil
+}
+
+func priorityOf(lane string) c2clusterv1.Priority {
+	switch lane {
+	case "high":
+		return c2clusterv1.Priority_PRIORITY_HIGH
+	case "low":
+		return c2clusterv1.Priority_PRIORITY_LOW
+	}
+	return c2clusterv1.Priority_PRIORITY_NORMAL
+}
+
+// NewJobID returns a fresh random job id (32 hex characters).
+func NewJobID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Submit implements ProofService.Submit.
+func (s *Server) Submit(ctx context.Context, req *connect.Request[c2clusterv1.SubmitRequest]) (*connect.Response[c2clusterv1.SubmitResponse], error) {
+	res, err := s.submit(ctx, req.Msg)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(res), nil
+}
+
+func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ *c2clusterv1.SubmitResponse, err error) {
+	ctx, span := telemetry.Tracer().Start(ctx, telemetry.SpanSubmit, trace.WithSpanKind(trace.SpanKindServer))
+	defer func() {
+		result := "accepted"
+		if err != nil {
+			result = "rejected"
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+			s.log.WarnContext(ctx, "coordinator: submit rejected", slog.Any("err", err))
+		}
+		s.cfg.Metrics.SubmitsTotal.WithLabelValues(result).Inc()
+		span.End()
+	}()
+
+	if n := int64(len(req.C1Json)); n > s.cfg.MaxC1Bytes {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: %d bytes exceeds the limit of %d", ErrInvalidC1, n, s.cfg.MaxC1Bytes))
+	}
+	if len(req.C1Json) == 0 {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: c1_json is empty", ErrInvalidC1))
+	}
+	lane, err := laneOf(req.Priority)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	if len(req.IdempotencyKey) > jobstore.MaxIdemKeyLen {
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("idempotency_key of %d bytes exceeds %d", len(req.IdempotencyKey), jobstore.MaxIdemKeyLen))
+	}
+
+	// A resubmission with a known key returns the first job at once.
+	jobID := NewJobID()
+	if req.IdempotencyKey != "" {
+		if prev, err := s.lookupIdempotent(ctx, req.IdempotencyKey); err != nil {
+			return nil, err
+		} else if prev != nil {
+			return prev, nil
+		}
+	}
+
+	insp, err := s.ps.Inspect(ctx, req.C1Json, req.VerifyVanilla || s.cfg.VerifyVanilla)
+	switch {
+	case errors.Is(err, ErrInvalidC1):
+		s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "invalid_c1").Inc()
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	case errors.Is(err, ErrUnsupportedShape):
+		return nil, connect.NewError(connect.CodeFailedPrecondition, err)
+	case err != nil:
+		return nil, connect.NewError(connect.CodeInternal, err)
+	}
+	if req.Shape != "" && req.Shape != insp.Shape {
+		s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "wrong_shape").Inc()
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: the request says shape %q but the C1 output is of shape %q", ErrInvalidC1, req.Shape, insp.Shape))
+	}
+	if err := queue.CheckName("shape", insp.Shape); err != nil {
+		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("%w: %v", ErrUnsupportedShape, err))
+	}
+
+	deduplicated := false
+	if req.IdempotencyKey != "" {
+		bound, first, err := s.store.ClaimIdempotencyKey(ctx, req.IdempotencyKey, jobID)
+		if err != nil {
+			return nil, connect.NewError(connect.CodeUnavailable, err)
+		}
+		if !first {
+			// Lost a race with a concurrent submission of the same key, or
+			// finishing one whose coordinator died: continue as that job;
+			// every step below is idempotent.
+			jobID, deduplicated = bound, true
+		}
+	}
+
+	ctx, jobSpan := telemetry.Tracer().Start(ctx, telemetry.SpanJob, trace.WithAttributes(
+		telemetry.AttrJob.String(jobID), telemetry.AttrShape.String(insp.Shape),
+		telemetry.AttrPartitions.Int(insp.Partitions), telemetry.AttrLane.String(lane)))
+	defer jobSpan.End()
+
+	existing, err := s.store.Get(ctx, jobID)
+	if err != nil && !errors.Is(err, jobstore.ErrNotFound) {
+		return nil, connect.NewError(connect.CodeUnavailable, err)
+	}
+	if existing == nil {
+		blob, err := s.q.PutBlob(ctx, jobID, req.C1Json)
+		if err != nil {
+			return nil, connect.NewError(connect.CodeUnavailable, err)
+		}
+		nj := jobstore.NewJob{
+			ID: jobID, Shape: insp.Shape, Lane: lane, Partitions: insp.Partitions,
+			Sector:  jobstore.Sector{Miner: req.GetSector().GetMinerId(), Number: req.GetSector().GetSectorNumber()},
+			BlobRef: blob.Name, BlobSize: blob.Size, BlobSHA256: blob.SHA256[:],
+			TraceParent: telemetry.TraceParent(ctx), IdempotencyKey: req.IdempotencyKey,
+		}
+		if _, err := s.store.Create(ctx, nj); err != nil {
+			return nil, connect.NewError(connect.CodeUnavailable, err)
+		}
+		if existing, err = s.store.Get(ctx, jobID); err != nil {
+			return nil, connect.NewError(connect.CodeUnavailable, err)
+		}
+	}
+	if existing.Published < existing.Partitions && !existing.State.Terminal() {
+		if err := s.publish(ctx, existing); err != nil {
+			return nil, connect.NewError(connect.CodeUnavailable, err)
+		}
+	}
+	if deduplicated {
+		s.cfg.Metrics.SubmitsTotal.WithLabelValues("deduplicated").Inc()
+	}
+	s.log.InfoContext(ctx, "coordinator: job accepted", telemetry.LogJob(jobID), slog.String("shape", existing.Shape),
+		slog.Int("partitions", existing.Partitions), slog.String("lane", existing.Lane), slog.Bool("deduplicated", deduplicated))
+	return &c2clusterv1.SubmitResponse{JobId: jobID, Deduplicated: deduplicated, Shape: existing.Shape, Partitions: uint32(existing.Partitions)}, nil
+}
+
+// lookupIdempotent returns the response of the job bound to key when that
+// job's submission is complete.
+func (s *Server) lookupIdempotent(ctx context.Context, key string) (*c2clusterv1.SubmitResponse, error) {
+	bound, ok, err := s.store.IdempotentJob(ctx, key)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeUnavailable, err)
+	}
+	if !ok {
+		return nil, nil
+	}
+	j, err := s.store.Get(ctx, bound)
+	if errors.Is(err, jobstore.ErrNotFound) {
+		return nil, nil // bound but not created: this submission finishes it
+	}
+	if err != nil {
+		return nil, connect.NewError(connect.CodeUnavailable, err)
+	}
+	if j.Published < j.Partitions && !j.State.Terminal() {
+		return nil, nil // half-published: this submission finishes it
+	}
+	s.cfg.Metrics.SubmitsTotal.WithLabelValues("deduplicated").Inc()
+	return &c2clusterv1.SubmitResponse{JobId: j.ID, Deduplicated: true, Shape: j.Shape, Partitions: uint32(j.Partitions)}, nil
+}
+
+// publish puts every partition task of j on the queue (duplicates are
+// dropped by the stream) and records their stream sequences.
+func (s *Server) publish(ctx context.Context, j *jobstore.Job) error {
+	seqs := make(map[uint32]uint64, j.Partitions)
+	now := time.Now().UnixMilli()
+	for p := 0; p < j.Partitions; p++ {
+		pub, err := s.q.Publish(ctx, &c2clusterv1.PartitionTask{
+			JobId: j.ID, Partition: uint32(p), Partitions: uint32(j.Partitions), Shape: j.Shape, Lane: j.Lane,
+			BlobRef: j.BlobRef, BlobSize: j.BlobSize, BlobSha256: j.BlobSHA256, EnqueuedUnixMs: now,
+		})
+		if err != nil {
+			return err
+		}
+		seqs[uint32(p)] = pub.Seq
+	}
+	return s.store.SetPublished(ctx, j.ID, seqs, j.Partitions)
+}
