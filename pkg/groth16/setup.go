@@ -36,9 +36,7 @@ func SetupSeed(seed []byte) SetupOption {
 // "setup: qap", "setup: g1", "setup: g2").
 func SetupProgress(p Progress) SetupOption { return func(c *setupConfig) { c.progress = p } }
 
-// SetupWorkers bounds the goroutines of the field stages (default
-// GOMAXPROCS); the fixed-base scalar multiplications use gnark-crypto's own
-// parallelism.
+// SetupWorkers bounds the goroutines of setup (default GOMAXPROCS).
 func SetupWorkers(n int) SetupOption { return func(c *setupConfig) { c.workers = n } }
 
 // toxicWaste is the secret of a setup.
@@ -106,10 +104,6 @@ func sampleToxicWaste(seed []byte, n uint64) (toxicWaste, error) {
 	}
 	return tw, nil
 }
-
-// setupBatch is the number of scalars per fixed-base batch (the unit of
-// progress and cancellation).
-const setupBatch = 1 << 16
 
 // Setup generates Groth16 parameters for c in bellperson's flavour: every
 // public input i gets the extra constraint input_i · 0 = 0 after the
@@ -265,45 +259,36 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	})
 
 	_, _, g1, g2 := curve.Generators()
-	pk := &ProvingKey{}
-	total := int64(len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc))
-	pr = newProgressReporter(cfg.progress, "setup: g1", total)
-	g1Batch := func(sc []fr.Element) ([]curve.G1Affine, error) {
-		out := make([]curve.G1Affine, 0, len(sc))
-		for start := 0; start < len(sc); start += setupBatch {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("groth16: setup: %w", err)
-			}
-			end := min(start+setupBatch, len(sc))
-			out = append(out, curve.BatchScalarMultiplicationG1(&g1, sc[start:end])...)
-			pr.add(int64(end - start))
-		}
-		return out, nil
+	pk := &ProvingKey{
+		H:   make([]curve.G1Affine, len(hSc)),
+		L:   make([]curve.G1Affine, len(lSc)),
+		A:   make([]curve.G1Affine, len(aSc)),
+		BG1: make([]curve.G1Affine, len(bSc)),
+		BG2: make([]curve.G2Affine, len(bSc)),
+		VK:  VerifyingKey{IC: make([]curve.G1Affine, len(icSc))},
 	}
-	if pk.H, err = g1Batch(hSc); err != nil {
-		return nil, err
+	total := len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc)
+	fb1, err := newG1FixedBase(ctx, &g1, total, nw)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: setup: %w", err)
 	}
-	if pk.L, err = g1Batch(lSc); err != nil {
-		return nil, err
-	}
-	if pk.A, err = g1Batch(aSc); err != nil {
-		return nil, err
-	}
-	if pk.BG1, err = g1Batch(bSc); err != nil {
-		return nil, err
-	}
-	if pk.VK.IC, err = g1Batch(icSc); err != nil {
-		return nil, err
-	}
-	pr = newProgressReporter(cfg.progress, "setup: g2", int64(len(bSc)))
-	pk.BG2 = make([]curve.G2Affine, 0, len(bSc))
-	for start := 0; start < len(bSc); start += setupBatch {
-		if err := ctx.Err(); err != nil {
+	pr = newProgressReporter(cfg.progress, "setup: g1", int64(total))
+	for _, q := range []struct {
+		sc  []fr.Element
+		out []curve.G1Affine
+	}{{hSc, pk.H}, {lSc, pk.L}, {aSc, pk.A}, {bSc, pk.BG1}, {icSc, pk.VK.IC}} {
+		if err := fb1.mul(ctx, q.sc, q.out, nw, pr); err != nil {
 			return nil, fmt.Errorf("groth16: setup: %w", err)
 		}
-		end := min(start+setupBatch, len(bSc))
-		pk.BG2 = append(pk.BG2, curve.BatchScalarMultiplicationG2(&g2, bSc[start:end])...)
-		pr.add(int64(end - start))
+	}
+	fb1 = nil
+	fb2, err := newG2FixedBase(ctx, &g2, len(bSc), nw)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: setup: %w", err)
+	}
+	pr = newProgressReporter(cfg.progress, "setup: g2", int64(len(bSc)))
+	if err := fb2.mul(ctx, bSc, pk.BG2, nw, pr); err != nil {
+		return nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	vkG1 := curve.BatchScalarMultiplicationG1(&g1, []fr.Element{tw.alpha, tw.beta, tw.delta})
 	vkG2 := curve.BatchScalarMultiplicationG2(&g2, []fr.Element{tw.beta, tw.gamma, tw.delta})

@@ -6,6 +6,7 @@ package cuda
 #cgo CFLAGS: -I${SRCDIR}/../../../cuda/include
 #cgo LDFLAGS: -ldl
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "c2g.h"
@@ -29,8 +30,8 @@ typedef struct c2g_api {
 	c2g_status (*key_device_bytes)(int32_t, const c2g_key_desc*, uint64_t*, c2g_error*);
 	c2g_status (*key_create)(int32_t, const c2g_key_desc*, c2g_key**, c2g_error*);
 	void (*key_free)(c2g_key*);
+	c2g_status (*key_task_bytes)(int32_t, const c2g_key*, uint64_t, uint64_t*, c2g_error*);
 	c2g_status (*task_create)(int32_t, c2g_key*, uint64_t, c2g_task**, c2g_error*);
-	c2g_status (*task_device_bytes)(int32_t, const c2g_task*, uint64_t*, c2g_error*);
 	c2g_status (*task_upload)(int32_t, c2g_task*, const c2g_witness*, c2g_error*);
 	c2g_status (*task_compute)(int32_t, c2g_task*, c2g_error*);
 	c2g_status (*task_results)(int32_t, const c2g_task*, c2g_results*, c2g_error*);
@@ -42,8 +43,8 @@ static const char* c2g_api_names[] = {
 	"c2g_abi_version", "c2g_device_count", "c2g_device_info_get", "c2g_buffer_alloc",
 	"c2g_buffer_free", "c2g_buffer_write", "c2g_buffer_read", "c2g_buffer_fill_random_fr",
 	"c2g_buffer_fill_random_points", "c2g_buffer_copy", "c2g_msm", "c2g_ntt", "c2g_selftest",
-	"c2g_key_device_bytes", "c2g_key_create", "c2g_key_free", "c2g_task_create",
-	"c2g_task_device_bytes", "c2g_task_upload", "c2g_task_compute", "c2g_task_results",
+	"c2g_key_device_bytes", "c2g_key_create", "c2g_key_free", "c2g_key_task_bytes",
+	"c2g_task_create", "c2g_task_upload", "c2g_task_compute", "c2g_task_results",
 	"c2g_task_cancel", "c2g_task_free",
 };
 
@@ -99,7 +100,7 @@ static c2g_status t_key_device_bytes(c2g_api* a, int32_t d, const c2g_key_desc* 
 static c2g_status t_key_create(c2g_api* a, int32_t d, const c2g_key_desc* k, c2g_key** o, c2g_error* e) { return a->key_create(d, k, o, e); }
 static void t_key_free(c2g_api* a, c2g_key* k) { a->key_free(k); }
 static c2g_status t_task_create(c2g_api* a, int32_t d, c2g_key* k, uint64_t rows, c2g_task** o, c2g_error* e) { return a->task_create(d, k, rows, o, e); }
-static c2g_status t_task_device_bytes(c2g_api* a, int32_t d, const c2g_task* t, uint64_t* o, c2g_error* e) { return a->task_device_bytes(d, t, o, e); }
+static c2g_status t_key_task_bytes(c2g_api* a, int32_t d, const c2g_key* k, uint64_t rows, uint64_t* o, c2g_error* e) { return a->key_task_bytes(d, k, rows, o, e); }
 static c2g_status t_task_upload(c2g_api* a, int32_t d, c2g_task* t, const c2g_witness* w, c2g_error* e) { return a->task_upload(d, t, w, e); }
 static c2g_status t_task_compute(c2g_api* a, int32_t d, c2g_task* t, c2g_error* e) { return a->task_compute(d, t, e); }
 static c2g_status t_task_results(c2g_api* a, int32_t d, const c2g_task* t, c2g_results* o, c2g_error* e) { return a->task_results(d, t, o, e); }
@@ -309,8 +310,8 @@ func (a *api) selftest(dev, op int, in0, in1, out unsafe.Pointer, n int64) error
 
 // keyDesc mirrors c2g_key_desc with Go-side pointers.
 type keyDesc struct {
-	domain, inputs, aux, numA, numB int64
-	h, l, a, bg1, bg2               unsafe.Pointer
+	domain, inputs, aux, numA, numB  int64
+	h, l, a, bg1, bg2                unsafe.Pointer
 	hBuf, lBuf, aBuf, bg1Buf, bg2Buf cBuffer
 	residency                        int
 }
@@ -354,30 +355,32 @@ func (a *api) keyCreate(dev int, d *keyDesc) (cKey, error) {
 
 func (a *api) keyFree(k cKey) { lockedCall(func() { C.t_key_free(a.p, k) }) }
 
-func (a *api) taskCreate(dev int, k cKey, rows int64) (cTask, int64, error) {
-	var t *C.c2g_task
+// keyTaskBytes is a host-only computation (no device access).
+func (a *api) keyTaskBytes(dev int, k cKey, rows int64) (int64, error) {
 	var n C.uint64_t
 	var e cerr
-	var st C.c2g_status
-	lockedCall(func() {
-		st = C.t_task_create(a.p, C.int32_t(dev), k, C.uint64_t(rows), &t, &e.e)
-		if st == C.C2G_OK {
-			st = C.t_task_device_bytes(a.p, C.int32_t(dev), t, &n, &e.e)
-			if st != C.C2G_OK {
-				C.t_task_free(a.p, t)
-			}
-		}
-	})
-	if err := e.check(st, "create task", dev); err != nil {
-		return nil, 0, err
+	st := C.t_key_task_bytes(a.p, C.int32_t(dev), k, C.uint64_t(rows), &n, &e.e)
+	if err := e.check(st, "task bytes", dev); err != nil {
+		return 0, err
 	}
-	return t, int64(n), nil
+	return int64(n), nil
+}
+
+func (a *api) taskCreate(dev int, k cKey, rows int64) (cTask, error) {
+	var t *C.c2g_task
+	var e cerr
+	var st C.c2g_status
+	lockedCall(func() { st = C.t_task_create(a.p, C.int32_t(dev), k, C.uint64_t(rows), &t, &e.e) })
+	if err := e.check(st, "create task", dev); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // witnessPtrs are the host arrays of one upload; they are only read during
 // the call.
 type witnessPtrs struct {
-	a, b, c, input, aux      unsafe.Pointer
+	a, b, c, input, aux         unsafe.Pointer
 	aDensAux, bDensIn, bDensAux *uint64
 }
 

@@ -1,0 +1,513 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+)
+
+// Backend proves on one CUDA device. It is safe for concurrent use; keys
+// and tasks it creates follow the groth16 interfaces' rules.
+type Backend struct {
+	cfg  Config
+	lib  *Library
+	info DeviceInfo
+}
+
+// New loads the library and checks the configured device. Errors wrap
+// ErrLibrary (no library, wrong ABI) or ErrNoDevice.
+func New(cfg Config) (*Backend, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	lib, err := Open(cfg.LibraryPath)
+	if err != nil {
+		return nil, err
+	}
+	n, err := lib.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Device >= n {
+		return nil, fmt.Errorf("%w: device %d configured, %d present", ErrNoDevice, cfg.Device, n)
+	}
+	info, err := lib.DeviceInfo(cfg.Device)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{cfg: cfg, lib: lib, info: info}, nil
+}
+
+// Name is "cuda".
+func (b *Backend) Name() string { return "cuda" }
+
+// Device describes the backend's device (as seen at New).
+func (b *Backend) Device() DeviceInfo { return b.info }
+
+// Library is the loaded library.
+func (b *Backend) Library() *Library { return b.lib }
+
+// shape is what a key needs to know about its parameters.
+type shape struct {
+	domain, inputs, aux, numA, numB int64
+}
+
+func pkShape(pk *groth16.ProvingKey) (shape, error) {
+	if pk == nil {
+		return shape{}, fmt.Errorf("%w: nil proving key", groth16.ErrShape)
+	}
+	n := int64(len(pk.H)) + 1
+	if n < 2 || n&(n-1) != 0 {
+		return shape{}, fmt.Errorf("%w: h has %d points, want a power of two minus one", groth16.ErrShape, len(pk.H))
+	}
+	if n > 1<<27 {
+		return shape{}, fmt.Errorf("%w: domain %d exceeds 2^27", groth16.ErrShape, n)
+	}
+	if len(pk.VK.IC) == 0 {
+		return shape{}, fmt.Errorf("%w: ic is empty", groth16.ErrShape)
+	}
+	if len(pk.BG1) != len(pk.BG2) {
+		return shape{}, fmt.Errorf("%w: b_g1 has %d points, b_g2 %d", groth16.ErrShape, len(pk.BG1), len(pk.BG2))
+	}
+	if len(pk.A) < len(pk.VK.IC) {
+		return shape{}, fmt.Errorf("%w: a has %d points, fewer than the %d inputs", groth16.ErrShape, len(pk.A), len(pk.VK.IC))
+	}
+	return shape{domain: n, inputs: int64(len(pk.VK.IC)), aux: int64(len(pk.L)),
+		numA: int64(len(pk.A)), numB: int64(len(pk.BG1))}, nil
+}
+
+func ptrG1(v []curve.G1Affine) unsafe.Pointer {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&v[0])
+}
+
+func ptrG2(v []curve.G2Affine) unsafe.Pointer {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&v[0])
+}
+
+// Load makes pk's parameters available on the device: copied into device
+// memory (resident) or page-locked where they are (pinned), per
+// Config.Residency; auto picks resident when the parameters, the NTT tables
+// and TaskReserve fit MemoryBudget (or the device's free memory).
+func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sh, err := pkShape(pk)
+	if err != nil {
+		return nil, err
+	}
+	k := &key{b: b, pk: pk, vk: &pk.VK, shape: sh}
+	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
+		h: ptrG1(pk.H), l: ptrG1(pk.L), a: ptrG1(pk.A), bg1: ptrG1(pk.BG1), bg2: ptrG2(pk.BG2)}
+	res, err := b.chooseResidency(desc)
+	if err != nil {
+		return nil, err
+	}
+	desc.residency = res
+	// The C side reads these arrays during the call (device residency) or
+	// keeps them page-locked for the key's life (pinned): pin them in Go's
+	// heap either way so the descriptor may point at them.
+	for _, p := range []unsafe.Pointer{desc.h, desc.l, desc.a, desc.bg1, desc.bg2} {
+		if p != nil {
+			k.pinner.Pin(p)
+		}
+	}
+	ck, err := b.lib.a.keyCreate(b.cfg.Device, desc)
+	if err != nil {
+		k.pinner.Unpin()
+		return nil, err
+	}
+	if res == residencyDevice {
+		k.pinner.Unpin() // copied into device memory: the host arrays are free again
+		k.residency = string(ResidencyDevice)
+	} else {
+		k.residency = string(ResidencyPinned)
+	}
+	k.ck = ck
+	return k, nil
+}
+
+const (
+	residencyDevice = 1 // C2G_RESIDENCY_DEVICE
+	residencyPinned = 2 // C2G_RESIDENCY_PINNED
+)
+
+func (b *Backend) chooseResidency(desc *keyDesc) (int, error) {
+	switch b.cfg.Residency {
+	case ResidencyDevice:
+		return residencyDevice, nil
+	case ResidencyPinned:
+		return residencyPinned, nil
+	}
+	desc.residency = residencyDevice
+	need, err := b.lib.a.keyDeviceBytes(b.cfg.Device, desc)
+	if err != nil {
+		return 0, err
+	}
+	budget := b.cfg.MemoryBudget
+	if budget == 0 {
+		info, err := b.lib.DeviceInfo(b.cfg.Device)
+		if err != nil {
+			return 0, err
+		}
+		reserve := b.cfg.TaskReserve
+		if reserve == 0 {
+			reserve = 2 * estimateTaskBytes(desc)
+		}
+		budget = info.FreeBytes - reserve
+	}
+	if need <= budget {
+		return residencyDevice, nil
+	}
+	return residencyPinned, nil
+}
+
+// estimateTaskBytes approximates one task's device memory before a key
+// exists (the exact figure comes from the library once it does): the
+// witness vectors plus MSM scratch of about 40 bytes per point.
+func estimateTaskBytes(d *keyDesc) int64 {
+	m := max(d.domain, d.aux, d.numA)
+	return frSize*(3*d.domain+2*d.aux+d.inputs) + 40*m
+}
+
+// key is a proving key loaded on the device.
+type key struct {
+	b         *Backend
+	pk        *groth16.ProvingKey // nil for synthetic keys
+	vk        *groth16.VerifyingKey
+	shape     shape
+	residency string
+	pinner    runtime.Pinner
+	ck        cKey
+	buffers   []*Buffer // synthetic keys own their parameter buffers
+
+	mu     sync.Mutex
+	open   int
+	closed bool
+}
+
+func (k *key) Residency() string { return k.residency }
+
+// Close frees the key's device memory; every task must be released first.
+func (k *key) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return nil
+	}
+	if k.open > 0 {
+		return fmt.Errorf("cuda: close key: %d tasks not released", k.open)
+	}
+	k.closed = true
+	k.b.lib.a.keyFree(k.ck)
+	k.ck = nil
+	k.pinner.Unpin()
+	for _, buf := range k.buffers {
+		buf.Free()
+	}
+	return nil
+}
+
+// checkWitness validates w against the key's shape (the same rules as
+// groth16.CheckSynthesized, which needs the parameter slices).
+func (k *key) checkWitness(w *groth16.Synthesized) error {
+	if k.pk != nil {
+		if err := groth16.CheckSynthesized(k.pk, w); err != nil {
+			return err
+		}
+	} else {
+		if err := checkSynthetic(k.shape, w); err != nil {
+			return err
+		}
+	}
+	if int64(len(w.Input)) < 1 {
+		return fmt.Errorf("%w: no inputs", groth16.ErrShape)
+	}
+	return nil
+}
+
+func checkSynthetic(sh shape, w *groth16.Synthesized) error {
+	if w == nil {
+		return fmt.Errorf("%w: nil witness", groth16.ErrShape)
+	}
+	rows := int64(w.NumConstraints + len(w.Input))
+	switch {
+	case int64(len(w.Input)) != sh.inputs || int64(len(w.Aux)) != sh.aux:
+		return fmt.Errorf("%w: %d inputs and %d aux, key has %d and %d", groth16.ErrShape, len(w.Input), len(w.Aux), sh.inputs, sh.aux)
+	case int64(len(w.A)) != rows || int64(len(w.B)) != rows || int64(len(w.C)) != rows || rows > sh.domain:
+		return fmt.Errorf("%w: a, b, c have %d, %d, %d rows, want %d <= %d", groth16.ErrShape, len(w.A), len(w.B), len(w.C), rows, sh.domain)
+	case int64(w.ADensityAux.Len) != sh.aux || int64(w.BDensityAux.Len) != sh.aux || int64(w.BDensityInput.Len) != sh.inputs,
+		len(w.ADensityAux.Words) != (w.ADensityAux.Len+63)/64, len(w.BDensityAux.Words) != (w.BDensityAux.Len+63)/64,
+		len(w.BDensityInput.Words) != (w.BDensityInput.Len+63)/64:
+		return fmt.Errorf("%w: density bitmaps do not match %d inputs / %d aux", groth16.ErrShape, sh.inputs, sh.aux)
+	case sh.inputs+int64(w.ADensityAux.Count()) != sh.numA:
+		return fmt.Errorf("%w: a density selects %d points, key has %d", groth16.ErrShape, sh.inputs+int64(w.ADensityAux.Count()), sh.numA)
+	case int64(w.BDensityInput.Count()+w.BDensityAux.Count()) != sh.numB:
+		return fmt.Errorf("%w: b density selects %d points, key has %d", groth16.ErrShape, w.BDensityInput.Count()+w.BDensityAux.Count(), sh.numB)
+	}
+	return nil
+}
+
+// Prepare validates w (host only; no device access) and sizes the task.
+// w is read again by Upload and must not change before Upload returns.
+func (k *key) Prepare(ctx context.Context, w *groth16.Synthesized, rnd groth16.Randomness) (groth16.Task, error) {
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := k.checkWitness(w); err != nil {
+		return nil, err
+	}
+	rows := int64(w.NumConstraints + len(w.Input))
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return nil, errors.New("cuda: prepare: key is closed")
+	}
+	bytes, err := k.b.lib.a.keyTaskBytes(k.b.cfg.Device, k.ck, rows)
+	if err != nil {
+		return nil, err
+	}
+	k.open++
+	t := &task{k: k, w: w, rnd: rnd, rows: rows, bytes: bytes}
+	t.timings.Prepare = time.Since(start)
+	return t, nil
+}
+
+// task is one proof in flight.
+type task struct {
+	k     *key
+	w     *groth16.Synthesized
+	rnd   groth16.Randomness
+	rows  int64
+	bytes int64
+
+	ct       cTask
+	res      *rawResults
+	timings  groth16.Timings
+	released bool
+}
+
+// rawResults are the device's MSM sums (XYZZ) and device stage times (ms:
+// upload, h, msm h, l, a, b_g1, b_g2, compute).
+type rawResults struct {
+	h, l, a, bg1 [g1XYZZ]byte
+	bg2          [g2XYZZ]byte
+	ms           [8]float64
+}
+
+func (t *task) DeviceBytes() int64        { return t.bytes }
+func (t *task) Timings() groth16.Timings  { return t.timings }
+func (t *task) dev() int                  { return t.k.b.cfg.Device }
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+func frPtr(v []fr.Element) unsafe.Pointer {
+	return ptrOrNil(len(v), func() unsafe.Pointer { return unsafe.Pointer(&v[0]) })
+}
+func wordsPtr(v []uint64) *uint64 {
+	return (*uint64)(ptrOrNil(len(v), func() unsafe.Pointer { return unsafe.Pointer(&v[0]) }))
+}
+func ptrOrNil(n int, f func() unsafe.Pointer) unsafe.Pointer {
+	if n == 0 {
+		return nil
+	}
+	return f()
+}
+
+// Upload allocates the task's device memory (DeviceBytes) and copies the
+// witness in.
+func (t *task) Upload(ctx context.Context) error {
+	if t.released {
+		return errors.New("cuda: upload: task released")
+	}
+	if t.ct != nil {
+		return errors.New("cuda: upload: already uploaded")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	start := time.Now()
+	ct, err := t.k.b.lib.a.taskCreate(t.dev(), t.k.ck, t.rows)
+	if err != nil {
+		return err
+	}
+	t.ct = ct
+	w := t.w
+	wp := &witnessPtrs{a: frPtr(w.A), b: frPtr(w.B), c: frPtr(w.C), input: frPtr(w.Input), aux: frPtr(w.Aux),
+		aDensAux: wordsPtr(w.ADensityAux.Words), bDensIn: wordsPtr(w.BDensityInput.Words), bDensAux: wordsPtr(w.BDensityAux.Words)}
+	var pin runtime.Pinner
+	for _, p := range []unsafe.Pointer{wp.a, wp.b, wp.c, wp.input, wp.aux, unsafe.Pointer(wp.aDensAux),
+		unsafe.Pointer(wp.bDensIn), unsafe.Pointer(wp.bDensAux)} {
+		if p != nil {
+			pin.Pin(p)
+		}
+	}
+	err = t.k.b.lib.a.taskUpload(t.dev(), ct, wp)
+	pin.Unpin()
+	t.timings.Upload = time.Since(start)
+	return err
+}
+
+// Compute runs the H computation and the MSMs on the device. Cancelling
+// ctx stops it at the next step with ctx's error.
+func (t *task) Compute(ctx context.Context) error {
+	if t.released {
+		return errors.New("cuda: compute: task released")
+	}
+	if t.ct == nil {
+		return errors.New("cuda: compute: not uploaded")
+	}
+	if t.res != nil {
+		return errors.New("cuda: compute: already computed")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-ctx.Done():
+			t.k.b.lib.a.taskCancel(t.ct)
+		case <-done:
+		}
+	}()
+	err := t.k.b.lib.a.taskCompute(t.dev(), t.ct)
+	close(done)
+	wg.Wait()
+	if err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	res, err := t.k.b.lib.a.taskResults(t.dev(), t.ct)
+	if err != nil {
+		return err
+	}
+	t.res = res
+	t.timings.Compute = time.Since(start)
+	t.timings.H = msDuration(res.ms[1])
+	t.timings.MSMH = msDuration(res.ms[2])
+	t.timings.MSML = msDuration(res.ms[3])
+	t.timings.MSMA = msDuration(res.ms[4])
+	t.timings.MSMBG1 = msDuration(res.ms[5])
+	t.timings.MSMBG2 = msDuration(res.ms[6])
+	return nil
+}
+
+// DeviceMillis returns the device-side (CUDA event) times of the upload and
+// of the whole compute stage, in milliseconds (0 before they ran).
+func (t *task) DeviceMillis() (upload, compute float64) {
+	if t.res == nil {
+		return 0, 0
+	}
+	return t.res.ms[0], t.res.ms[7]
+}
+
+// Finish assembles the proof on the host from the device's sums.
+func (t *task) Finish(ctx context.Context) (*groth16.Proof, error) {
+	if t.released {
+		return nil, errors.New("cuda: finish: task released")
+	}
+	if t.res == nil {
+		return nil, errors.New("cuda: finish before compute")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	h := g1FromXYZZ(t.res.h[:])
+	l := g1FromXYZZ(t.res.l[:])
+	a := g1FromXYZZ(t.res.a[:])
+	b1 := g1FromXYZZ(t.res.bg1[:])
+	b2 := g2FromXYZZ(t.res.bg2[:])
+	p := assemble(t.k.vk, &h, &l, &a, &b1, &b2, t.rnd)
+	t.timings.Finish = time.Since(start)
+	return p, nil
+}
+
+// Release frees the task's device memory; safe to call more than once.
+func (t *task) Release() {
+	if t.released {
+		return
+	}
+	t.released = true
+	if t.ct != nil {
+		t.k.b.lib.a.taskFree(t.ct)
+		t.ct = nil
+	}
+	t.w = nil
+	t.k.mu.Lock()
+	t.k.open--
+	t.k.mu.Unlock()
+}
+
+// assemble computes A = α + ΣA + rδ, B = β + ΣB_G2 + sδ and
+// C = ΣH + ΣL + s·A + r·(β + ΣB_G1 + sδ) − rs·δ, the same group elements as
+// the CPU backend.
+func assemble(vk *groth16.VerifyingKey, sumH, sumL, sumA, sumB1 *curve.G1Jac, sumB2 *curve.G2Jac,
+	rnd groth16.Randomness) *groth16.Proof {
+	var r, s, rs big.Int
+	rnd.R.BigInt(&r)
+	rnd.S.BigInt(&s)
+	var rsE fr.Element
+	rsE.Mul(&rnd.R, &rnd.S)
+	rsE.BigInt(&rs)
+
+	var delta1 curve.G1Jac
+	delta1.FromAffine(&vk.DeltaG1)
+	var a, b1, c, tmp curve.G1Jac
+	a.Set(sumA)
+	a.AddMixed(&vk.AlphaG1)
+	tmp.ScalarMultiplication(&delta1, &r)
+	a.AddAssign(&tmp)
+
+	b1.Set(sumB1)
+	b1.AddMixed(&vk.BetaG1)
+	tmp.ScalarMultiplication(&delta1, &s)
+	b1.AddAssign(&tmp)
+
+	var delta2, b2, tmp2 curve.G2Jac
+	delta2.FromAffine(&vk.DeltaG2)
+	b2.Set(sumB2)
+	b2.AddMixed(&vk.BetaG2)
+	tmp2.ScalarMultiplication(&delta2, &s)
+	b2.AddAssign(&tmp2)
+
+	c.Set(sumH)
+	c.AddAssign(sumL)
+	tmp.ScalarMultiplication(&a, &s)
+	c.AddAssign(&tmp)
+	tmp.ScalarMultiplication(&b1, &r)
+	c.AddAssign(&tmp)
+	tmp.ScalarMultiplication(&delta1, &rs)
+	c.SubAssign(&tmp)
+
+	p := &groth16.Proof{}
+	p.A.FromJacobian(&a)
+	p.B.FromJacobian(&b2)
+	p.C.FromJacobian(&c)
+	return p
+}

@@ -1,0 +1,31 @@
+//go:build !cgo
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+)
+
+// Backend is unavailable in builds without cgo; New always fails.
+type Backend struct{}
+
+// New reports that this binary cannot load the library.
+func New(cfg Config) (*Backend, error) {
+	return nil, fmt.Errorf("%w: this binary was built without cgo (CGO_ENABLED=0)", ErrLibrary)
+}
+
+// Name is "cuda".
+func (b *Backend) Name() string { return "cuda" }
+
+// Load always fails in builds without cgo.
+func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key, error) {
+	return nil, fmt.Errorf("%w: built without cgo", ErrLibrary)
+}
+
+// Device is empty in builds without cgo.
+func (b *Backend) Device() DeviceInfo { return DeviceInfo{} }
+
+func libraryDescription(b *Backend) string { return "" }
