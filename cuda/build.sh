@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds libc2groth16.so, the CUDA Groth16 prover, with nvcc.
+#
+#   cuda/build.sh                 # -> cuda/build/libc2groth16.so
+#   CUDA_ARCH=sm_80 cuda/build.sh # another GPU generation
+#   cuda/build.sh hostarith       # -> cuda/build/libc2g_hostarith.so (g++, no CUDA)
+#
+# Environment: NVCC (default nvcc), CUDA_ARCH (default sm_90), OUT_DIR
+# (default cuda/build), JOBS (parallel compiles, default nproc),
+# NVCC_FLAGS (extra flags).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="${OUT_DIR:-$here/build}"
+mkdir -p "$out"
+
+if [[ "${1:-}" == "hostarith" ]]; then
+  "${CXX:-g++}" -O2 -std=c++17 -shared -fPIC -o "$out/libc2g_hostarith.so" "$here/test/hostarith.cpp"
+  echo "$out/libc2g_hostarith.so"
+  exit 0
+fi
+
+nvcc="${NVCC:-nvcc}"
+arch="${CUDA_ARCH:-sm_90}"
+jobs="${JOBS:-$(nproc)}"
+flags=(-O3 -std=c++17 -arch="$arch" -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr)
+# shellcheck disable=SC2206
+flags+=(${NVCC_FLAGS:-})
+objs=()
+pids=()
+for src in api prover ntt msm_common msm_g1 msm_g2 random selftest; do
+  obj="$out/$src.o"
+  objs+=("$obj")
+  "$nvcc" "${flags[@]}" -c "$here/src/$src.cu" -o "$obj" &
+  pids+=($!)
+  while (( $(jobs -rp | wc -l) >= jobs )); do sleep 0.2; done
+done
+fail=0
+for p in "${pids[@]}"; do wait "$p" || fail=1; done
+(( fail == 0 )) || { echo "build.sh: compilation failed" >&2; exit 1; }
+"$nvcc" -arch="$arch" -shared -o "$out/libc2groth16.so" "${objs[@]}"
+echo "$out/libc2groth16.so"

@@ -1,0 +1,214 @@
+/*
+ * c2g.h — C ABI of libc2groth16, c2cluster's CUDA Groth16 prover for
+ * BLS12-381 (Filecoin PoRep C2 partitions).
+ *
+ * Conventions
+ *  - Every call names its device explicitly (the first argument); calls on a
+ *    handle check that it lives on that device. The library binds the device
+ *    to the calling thread itself (cudaSetDevice) on every call.
+ *  - Every call that can fail returns a c2g_status (0 = C2G_OK) and fills
+ *    *err (when err is not NULL) with the code and a message. The library
+ *    never aborts or exits the process; every CUDA call is checked.
+ *  - Handles are opaque and freed explicitly. A handle is used by one thread
+ *    at a time; different handles may be used concurrently, also on the same
+ *    device (each task has its own stream; no call synchronizes the whole
+ *    device).
+ *  - Field elements and points use gnark-crypto's in-memory layout:
+ *    fr.Element = 4 little-endian uint64 limbs in Montgomery form (32 bytes),
+ *    fp.Element = 6 limbs (48 bytes), G1Affine = {X, Y} (96 bytes),
+ *    G2Affine = {X.A0, X.A1, Y.A0, Y.A1} (192 bytes), infinity = all zero.
+ *  - Results are XYZZ points (x = X/ZZ, y = Y/ZZZ; infinity when ZZ = 0):
+ *    G1 as 4 fp.Element (192 bytes), G2 as 4 E2 (384 bytes), Montgomery form.
+ *  - Host pointers passed in are read during the call only (never retained),
+ *    except the parameter arrays of a key created with C2G_RESIDENCY_PINNED,
+ *    which must stay valid and unmoved until c2g_key_free.
+ */
+#ifndef C2G_H
+#define C2G_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define C2G_ABI_VERSION 1
+
+#if defined(__GNUC__)
+#define C2G_API __attribute__((visibility("default")))
+#else
+#define C2G_API
+#endif
+
+typedef int32_t c2g_status;
+
+enum {
+  C2G_OK = 0,
+  C2G_ERR_INVALID = 1,    /* bad argument: caller bug or bad input */
+  C2G_ERR_CUDA = 2,       /* a CUDA call failed (err->cuda_code) */
+  C2G_ERR_OOM = 3,        /* device or pinned host memory exhausted */
+  C2G_ERR_NO_DEVICE = 4,  /* no such device / no CUDA driver */
+  C2G_ERR_CANCELLED = 5,  /* c2g_task_cancel was called */
+  C2G_ERR_INTERNAL = 6,   /* a bug in the library */
+  C2G_ERR_UNSATISFIED = 7 /* the witness does not satisfy the constraints */
+};
+
+typedef struct c2g_error {
+  int32_t code;
+  int32_t cuda_code; /* cudaError_t when code == C2G_ERR_CUDA or OOM */
+  char message[1024];
+} c2g_error;
+
+/* Library and devices. */
+C2G_API int32_t c2g_abi_version(void);
+C2G_API c2g_status c2g_device_count(int32_t* count, c2g_error* err);
+
+typedef struct c2g_device_info {
+  char name[256];
+  uint64_t total_bytes;
+  uint64_t free_bytes;
+  int32_t sm_count;
+  int32_t cc_major;
+  int32_t cc_minor;
+} c2g_device_info;
+C2G_API c2g_status c2g_device_info_get(int32_t device, c2g_device_info* out, c2g_error* err);
+
+/* Device buffers (benchmarks, standalone kernels). */
+typedef struct c2g_buffer c2g_buffer;
+C2G_API c2g_status c2g_buffer_alloc(int32_t device, uint64_t bytes, c2g_buffer** out, c2g_error* err);
+C2G_API void c2g_buffer_free(c2g_buffer* buf);
+C2G_API c2g_status c2g_buffer_write(int32_t device, c2g_buffer* buf, uint64_t offset, const void* src,
+                            uint64_t bytes, c2g_error* err);
+C2G_API c2g_status c2g_buffer_read(int32_t device, const c2g_buffer* buf, uint64_t offset, void* dst,
+                           uint64_t bytes, c2g_error* err);
+/* n random fr.Elements (Montgomery; uniform below 2^254) of which a fraction
+ * frac01 are 0 or 1 (half each), from a counter-based generator. */
+C2G_API c2g_status c2g_buffer_fill_random_fr(int32_t device, c2g_buffer* buf, uint64_t n, uint64_t seed,
+                                     double frac01, c2g_error* err);
+/* n distinct pseudo-random points of G1 (group 1) or G2 (group 2) in affine
+ * form: P_i = T1[i mod 2^10] + T2[i >> 10] for tables of random multiples of
+ * the generator. Meant for benchmarks, not for secrets. */
+C2G_API c2g_status c2g_buffer_fill_random_points(int32_t device, c2g_buffer* buf, int32_t group, uint64_t n,
+                                         uint64_t seed, c2g_error* err);
+/* Copies bytes from one buffer to another on the same device. */
+C2G_API c2g_status c2g_buffer_copy(int32_t device, c2g_buffer* dst, uint64_t dst_off, const c2g_buffer* src,
+                           uint64_t src_off, uint64_t bytes, c2g_error* err);
+
+/* Standalone multi-scalar multiplication: out = sum scalars[i] * bases[i],
+ * i < n. bases: G1Affine or G2Affine array; scalars: fr.Element array
+ * (Montgomery), left unchanged. out: one XYZZ point (192 or 384 bytes). */
+typedef struct c2g_msm_stats {
+  uint64_t n_zero, n_one, n_other; /* scalar classes */
+  uint32_t window_bits;            /* Pippenger window of the tail MSM */
+  float ms;                        /* device time of the whole MSM */
+} c2g_msm_stats;
+C2G_API c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const c2g_buffer* scalars,
+                   uint64_t n, void* out, c2g_msm_stats* stats, c2g_error* err);
+
+/* In-place NTT of 2^log_n fr.Elements (Montgomery, natural order in and out)
+ * with gnark-crypto's fft.Domain conventions: forward = FFT(DIF)+BitReverse,
+ * inverse = FFTInverse (scaled by 1/n); coset uses the shift 7
+ * (FrMultiplicativeGen): forward evaluates on 7*<w>, inverse undoes it. */
+C2G_API c2g_status c2g_ntt(int32_t device, c2g_buffer* data, uint32_t log_n, int32_t inverse, int32_t coset,
+                   float* ms, c2g_error* err);
+
+/* Element-wise arithmetic self-test: out[i] = op(in0[i], in1[i]), i < n, on
+ * host arrays (copied to the device and back). See selftest ops below. */
+enum {
+  C2G_ST_FP_ADD = 1, C2G_ST_FP_SUB, C2G_ST_FP_MUL, C2G_ST_FP_SQR, C2G_ST_FP_NEG, C2G_ST_FP_FROM_MONT,
+  C2G_ST_FR_ADD = 10, C2G_ST_FR_SUB, C2G_ST_FR_MUL, C2G_ST_FR_FROM_MONT,
+  C2G_ST_FP2_ADD = 20, C2G_ST_FP2_SUB, C2G_ST_FP2_MUL, C2G_ST_FP2_SQR,
+  /* curve ops: in0, in1 affine; out XYZZ. MADD: in0+in1 (mixed add);
+   * ADD: 2*in0 + 2*in1 (full add); DBL: 4*in0; MUL_SMALL: k*in0 with k the
+   * first 64 raw bits of in1.X */
+  C2G_ST_G1_MADD = 30, C2G_ST_G1_ADD, C2G_ST_G1_DBL, C2G_ST_G1_MUL_SMALL,
+  C2G_ST_G2_MADD = 40, C2G_ST_G2_ADD, C2G_ST_G2_DBL, C2G_ST_G2_MUL_SMALL
+};
+C2G_API c2g_status c2g_selftest(int32_t device, int32_t op, const void* in0, const void* in1, void* out,
+                        uint64_t n, c2g_error* err);
+
+/* ---- Groth16 prover -------------------------------------------------- */
+
+enum {
+  C2G_RESIDENCY_DEVICE = 1, /* parameters copied into device memory */
+  C2G_RESIDENCY_PINNED = 2  /* parameters stay in (page-locked) host memory,
+                               streamed to the device per MSM */
+};
+
+/* Parameter arrays of a proving key (bellperson .params order). For each
+ * query either the host pointer or the device buffer is set. Buffers are
+ * borrowed (not copied, not freed by the key). */
+typedef struct c2g_key_desc {
+  uint64_t domain;     /* n = |H| + 1, a power of two, 2 <= n <= 2^27 */
+  uint64_t num_inputs; /* public inputs incl. the constant one */
+  uint64_t num_aux;    /* |L| */
+  uint64_t num_a;      /* |A| = num_inputs + popcount(a_density_aux) */
+  uint64_t num_b;      /* |B_G1| = |B_G2| */
+  const void* h;       /* G1Affine[domain-1] */
+  const void* l;       /* G1Affine[num_aux] */
+  const void* a;       /* G1Affine[num_a] */
+  const void* b_g1;    /* G1Affine[num_b] */
+  const void* b_g2;    /* G2Affine[num_b] */
+  const c2g_buffer* h_buf;
+  const c2g_buffer* l_buf;
+  const c2g_buffer* a_buf;
+  const c2g_buffer* b_g1_buf;
+  const c2g_buffer* b_g2_buf;
+  int32_t residency; /* C2G_RESIDENCY_*; buffers imply DEVICE */
+} c2g_key_desc;
+
+typedef struct c2g_key c2g_key;
+typedef struct c2g_task c2g_task;
+
+/* Device bytes c2g_key_create will allocate for desc (parameters when
+ * resident, twiddle tables, streaming buffers). Allocates nothing. */
+C2G_API c2g_status c2g_key_device_bytes(int32_t device, const c2g_key_desc* desc, uint64_t* bytes,
+                                c2g_error* err);
+C2G_API c2g_status c2g_key_create(int32_t device, const c2g_key_desc* desc, c2g_key** out, c2g_error* err);
+C2G_API void c2g_key_free(c2g_key* key);
+
+/* Device bytes one task of `rows` rows (constraints + inputs, <= domain)
+ * will allocate in c2g_task_upload and use through c2g_task_compute, so a
+ * caller can reserve them from a budget first. Host-only computation. */
+C2G_API c2g_status c2g_key_task_bytes(int32_t device, const c2g_key* key, uint64_t rows, uint64_t* bytes,
+                                      c2g_error* err);
+/* A task proves one witness with a key. Creating it makes the task's
+ * streams and events; device memory is allocated by c2g_task_upload. */
+C2G_API c2g_status c2g_task_create(int32_t device, c2g_key* key, uint64_t rows, c2g_task** out, c2g_error* err);
+
+typedef struct c2g_witness {
+  const void* a;                   /* fr.Element[rows] */
+  const void* b;                   /* fr.Element[rows] */
+  const void* c;                   /* fr.Element[rows] */
+  const void* input;               /* fr.Element[num_inputs], input[0] = 1 */
+  const void* aux;                 /* fr.Element[num_aux] */
+  const uint64_t* a_density_aux;   /* bitmap, (num_aux+63)/64 words */
+  const uint64_t* b_density_input; /* bitmap, (num_inputs+63)/64 words */
+  const uint64_t* b_density_aux;   /* bitmap, (num_aux+63)/64 words */
+} c2g_witness;
+
+/* Allocates the task's device memory and copies the witness in; returns
+ * when the host arrays may be reused. */
+C2G_API c2g_status c2g_task_upload(int32_t device, c2g_task* task, const c2g_witness* w, c2g_error* err);
+/* Runs the H computation and the five MSMs on the device. */
+C2G_API c2g_status c2g_task_compute(int32_t device, c2g_task* task, c2g_error* err);
+
+typedef struct c2g_results {
+  uint8_t h[192];     /* sum h_i H_i            (G1 XYZZ) */
+  uint8_t l[192];     /* sum aux_i L_i          (G1 XYZZ) */
+  uint8_t a[192];     /* sum of the A query     (G1 XYZZ) */
+  uint8_t b_g1[192];  /* sum of the B_G1 query  (G1 XYZZ) */
+  uint8_t b_g2[384];  /* sum of the B_G2 query  (G2 XYZZ) */
+  float ms_upload, ms_h, ms_msm_h, ms_msm_l, ms_msm_a, ms_msm_b_g1, ms_msm_b_g2, ms_compute;
+} c2g_results;
+C2G_API c2g_status c2g_task_results(int32_t device, const c2g_task* task, c2g_results* out, c2g_error* err);
+/* Asks a running c2g_task_compute to stop at its next step (any thread). */
+C2G_API void c2g_task_cancel(c2g_task* task);
+/* Frees the task's device memory. */
+C2G_API void c2g_task_free(c2g_task* task);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* C2G_H */

@@ -1,0 +1,157 @@
+// Error handling, device memory and launch helpers shared by the library's
+// translation units. Internally failures are C++ exceptions (c2g::error);
+// the C ABI entry points (api.cu) catch everything and turn it into a
+// c2g_error, so nothing escapes into the caller and nothing aborts.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
+#include "../include/c2g.h"
+
+namespace c2g {
+
+struct error : std::runtime_error {
+  int code;
+  int cuda_code;
+  error(int code_, int cuda_code_, const std::string& msg) : std::runtime_error(msg), code(code_), cuda_code(cuda_code_) {}
+};
+
+inline std::string strprintf(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+[[noreturn]] inline void throw_invalid(const std::string& msg) { throw error(C2G_ERR_INVALID, 0, msg); }
+
+[[noreturn]] inline void throw_cuda(cudaError_t e, const char* what, const char* file, int line) {
+  int code = (e == cudaErrorMemoryAllocation) ? C2G_ERR_OOM
+             : (e == cudaErrorNoDevice || e == cudaErrorInvalidDevice || e == cudaErrorInsufficientDriver)
+                 ? C2G_ERR_NO_DEVICE
+                 : C2G_ERR_CUDA;
+  throw error(code, (int)e,
+              strprintf("%s: %s (%s) at %s:%d", what, cudaGetErrorString(e), cudaGetErrorName(e), file, line));
+}
+
+#define CK(call)                                                   \
+  do {                                                             \
+    cudaError_t e_ = (call);                                       \
+    if (e_ != cudaSuccess) ::c2g::throw_cuda(e_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+// Checks the launch of the kernel just queued.
+#define CK_LAUNCH(name)                                            \
+  do {                                                             \
+    cudaError_t e_ = cudaGetLastError();                           \
+    if (e_ != cudaSuccess) ::c2g::throw_cuda(e_, name, __FILE__, __LINE__); \
+  } while (0)
+
+inline uint32_t ceil_div_u32(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+inline uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
+
+// Grid for n threads of `threads` per block (n may exceed 2^31 only through
+// grid-stride loops in the kernels; launches here keep n < 2^31 * threads).
+inline dim3 grid_for(uint64_t n, uint32_t threads) {
+  uint64_t b = ceil_div(n, threads);
+  if (b == 0) b = 1;
+  return dim3((uint32_t)b);
+}
+
+// An arena carves aligned regions out of one device allocation; its layout
+// is planned on the host first (with base == nullptr) to learn the size.
+struct arena {
+  char* base = nullptr;
+  uint64_t size = 0;
+  uint64_t used = 0;
+  void* take(uint64_t bytes) {
+    uint64_t off = align_up(used, 256);
+    used = off + bytes;
+    if (base != nullptr && used > size)
+      throw error(C2G_ERR_INTERNAL, 0, strprintf("arena overflow: %llu > %llu bytes", (unsigned long long)used, (unsigned long long)size));
+    return base ? (void*)(base + off) : nullptr;
+  }
+  template <class T>
+  T* take_n(uint64_t n) {
+    return (T*)take(n * sizeof(T));
+  }
+};
+
+// Stream-ordered device allocation freed on scope exit (no device-wide
+// synchronization, unlike cudaFree).
+struct dev_alloc {
+  void* p = nullptr;
+  cudaStream_t s = nullptr;
+  dev_alloc() = default;
+  dev_alloc(uint64_t bytes, cudaStream_t stream) : s(stream) {
+    if (bytes) CK(cudaMallocAsync(&p, bytes, stream));
+  }
+  dev_alloc(const dev_alloc&) = delete;
+  dev_alloc& operator=(const dev_alloc&) = delete;
+  dev_alloc(dev_alloc&& o) noexcept : p(o.p), s(o.s) { o.p = nullptr; }
+  dev_alloc& operator=(dev_alloc&& o) noexcept {
+    release();
+    p = o.p;
+    s = o.s;
+    o.p = nullptr;
+    return *this;
+  }
+  void release() {
+    if (p) cudaFreeAsync(p, s);
+    p = nullptr;
+  }
+  ~dev_alloc() { release(); }
+  template <class T>
+  T* as() const {
+    return (T*)p;
+  }
+};
+
+// A stream owned for a scope.
+struct stream_guard {
+  cudaStream_t s = nullptr;
+  stream_guard() { CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+  ~stream_guard() {
+    if (s) cudaStreamDestroy(s);
+  }
+  stream_guard(const stream_guard&) = delete;
+  stream_guard& operator=(const stream_guard&) = delete;
+};
+
+struct event_pair {
+  cudaEvent_t a = nullptr, b = nullptr;
+  event_pair() {
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+  }
+  ~event_pair() {
+    if (a) cudaEventDestroy(a);
+    if (b) cudaEventDestroy(b);
+  }
+  void start(cudaStream_t s) { CK(cudaEventRecord(a, s)); }
+  void stop(cudaStream_t s) { CK(cudaEventRecord(b, s)); }
+  float ms() {
+    CK(cudaEventSynchronize(b));
+    float m = 0;
+    CK(cudaEventElapsedTime(&m, a, b));
+    return m;
+  }
+};
+
+// Cooperative cancellation flag checked between device steps.
+struct cancel_flag {
+  std::atomic<bool> flag{false};
+  void check() const {
+    if (flag.load(std::memory_order_relaxed)) throw error(C2G_ERR_CANCELLED, 0, "cancelled");
+  }
+};
+
+}  // namespace c2g

@@ -1,0 +1,225 @@
+// Montgomery prime fields for BLS12-381: Fp (381-bit, 12x32-bit limbs) and
+// Fr (255-bit, 8x32-bit limbs), and the quadratic extension Fp2 = Fp[u]/(u^2+1).
+//
+// Representation: exactly gnark-crypto's in-memory fp.Element / fr.Element:
+// Montgomery form (x*R mod p, R = 2^384 resp. 2^256), little-endian limbs.
+// A [6]uint64 little-endian is the same bytes as [12]uint32 little-endian, so
+// gnark slices upload as raw memory. All values are kept fully reduced (< p).
+#pragma once
+#include "arith.cuh"
+
+#if defined(__CUDACC__)
+#define C2G_UNROLL _Pragma("unroll")
+#else
+#define C2G_UNROLL
+#endif
+
+#define FP_MOD { 0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau }
+#define FP_ONE { 0x0002fffdu, 0x76090000u, 0xc40c0002u, 0xebf4000bu, 0x53c758bau, 0x5f489857u, 0x70525745u, 0x77ce5853u, 0xa256ec6du, 0x5c071a97u, 0xfa80e493u, 0x15f65ec3u }
+#define FP_R2 { 0x1c341746u, 0xf4df1f34u, 0x09d104f1u, 0x0a76e6a6u, 0x4c95b6d5u, 0x8de5476cu, 0x939d83c0u, 0x67eb88a9u, 0xb519952du, 0x9a793e85u, 0x92cae3aau, 0x11988fe5u }
+#define FP_M0INV 0xfffcfffdu
+#define FP_MINUS_ONE_CANON { 0xffffaaaau, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau }
+#define FR_MOD { 0x00000001u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u, 0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u }
+#define FR_ONE { 0xfffffffeu, 0x00000001u, 0x00034802u, 0x5884b7fau, 0xecbc4ff5u, 0x998c4fefu, 0xacc5056fu, 0x1824b159u }
+#define FR_R2 { 0xf3f29c6du, 0xc999e990u, 0x87925c23u, 0x2b6cedcbu, 0x7254398fu, 0x05d31496u, 0x9f59ff11u, 0x0748d9d9u }
+#define FR_M0INV 0xffffffffu
+#define FR_MINUS_ONE_CANON { 0x00000000u, 0xffffffffu, 0xfffe5bfeu, 0x53bda402u, 0x09a1d805u, 0x3339d808u, 0x299d7d48u, 0x73eda753u }
+#define FR_ROOT_2_32 { 0x5f0e466au, 0xb9b58d8cu, 0x1819d7ecu, 0x5b1b4c80u, 0x52a31e64u, 0x0af53ae3u, 0x19e9b27bu, 0x5bf3addau }
+#define FR_COSET_GEN { 0xfffffff1u, 0x0000000eu, 0x00189c0fu, 0x17e363d3u, 0x6f8457b0u, 0xff9c5787u, 0x8fc5a8c4u, 0x35133220u }
+#define FR_COSET_GEN_INV { 0xdb6db6dcu, 0xdb6db6dau, 0xdb6cc6dau, 0xe6b5824au, 0x05810db9u, 0xf8b356e0u, 0x60ec4796u, 0x66d0f1e6u }
+#define G1_GEN_X { 0xfd530c16u, 0x5cb38790u, 0x9976fff5u, 0x7817fc67u, 0x143ba1c1u, 0x154f95c7u, 0xf3d0e747u, 0xf0ae6acdu, 0x21dbf440u, 0xedce6eccu, 0x9e0bfb75u, 0x12017741u }
+#define G1_GEN_Y { 0x0ce72271u, 0xbaac93d5u, 0x7918fd8eu, 0x8c22631au, 0x570725ceu, 0xdd595f13u, 0x50405194u, 0x51ac5829u, 0xad0059c0u, 0x0e1c8c3fu, 0x5008a26au, 0x0bbc3efcu }
+#define G2_GEN_X0 { 0x02940a10u, 0xf5f28fa2u, 0x87b4961au, 0xb3f5fb26u, 0x3e2ae580u, 0xa1a893b5u, 0x1a3caee9u, 0x9894999du, 0x1863366bu, 0x6f67b763u, 0x4350bcd7u, 0x05819192u }
+#define G2_GEN_X1 { 0x9e23f606u, 0xa5a9c075u, 0xbccd60c3u, 0xaaa0c59du, 0xe2867806u, 0x3bb17e18u, 0x8541b367u, 0x1b1ab6ccu, 0xf2158547u, 0xc2b6ed0eu, 0x7360edf3u, 0x11922a09u }
+#define G2_GEN_Y0 { 0x60494c4au, 0x4c730af8u, 0x5e369c5au, 0x597cfa1fu, 0xaa0a635au, 0xe7e6856cu, 0x6e0d495fu, 0xbbefb5e9u, 0xf0ef25a2u, 0x07d3a975u, 0x7e80dae5u, 0x0083fd8eu }
+#define G2_GEN_Y1 { 0xdf64b05du, 0xadc0fc92u, 0x2b1461dcu, 0x18aa270au, 0x3be4eba0u, 0x86adac6au, 0xc93da33au, 0x79495c4eu, 0xa43ccaedu, 0xe7175850u, 0x63de1bf2u, 0x0b2bc2a1u }
+
+namespace c2g {
+
+#if defined(__CUDACC__)
+static __constant__ uint32_t d_fp_mod[12] = FP_MOD;
+static __constant__ uint32_t d_fr_mod[8] = FR_MOD;
+#endif
+static const uint32_t h_fp_mod[12] = FP_MOD;
+static const uint32_t h_fr_mod[8] = FR_MOD;
+
+struct FpParams {
+  static constexpr int N = 12;
+  static constexpr uint32_t M0INV = FP_M0INV;
+  static C2G_HD uint32_t mod(int i) {
+#ifdef __CUDA_ARCH__
+    return d_fp_mod[i];
+#else
+    return h_fp_mod[i];
+#endif
+  }
+};
+
+struct FrParams {
+  static constexpr int N = 8;
+  static constexpr uint32_t M0INV = FR_M0INV;
+  static C2G_HD uint32_t mod(int i) {
+#ifdef __CUDA_ARCH__
+    return d_fr_mod[i];
+#else
+    return h_fr_mod[i];
+#endif
+  }
+};
+
+// mont<P> is an element of the prime field P in Montgomery form.
+template <class P>
+struct mont {
+  static constexpr int N = P::N;
+  uint32_t v[N];
+
+  static C2G_HD mont zero() {
+    mont r;
+    C2G_UNROLL for (int i = 0; i < N; i++) r.v[i] = 0;
+    return r;
+  }
+  static C2G_HD mont from_limbs(const uint32_t* l) {
+    mont r;
+    C2G_UNROLL for (int i = 0; i < N; i++) r.v[i] = l[i];
+    return r;
+  }
+
+  C2G_HD bool is_zero() const {
+    uint32_t acc = 0;
+    C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i];
+    return acc == 0;
+  }
+  C2G_HD bool operator==(const mont& o) const {
+    uint32_t acc = 0;
+    C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
+    return acc == 0;
+  }
+  C2G_HD bool operator!=(const mont& o) const { return !(*this == o); }
+
+  // r = t - p if t >= p else t, for t < 2p given in N limbs.
+  static C2G_HD mont reduce_once(const uint32_t* t) {
+    uint32_t u[N];
+    u[0] = ptx::sub_cc(t[0], P::mod(0));
+    C2G_UNROLL for (int i = 1; i < N; i++) u[i] = ptx::subc_cc(t[i], P::mod(i));
+    uint32_t keep = ptx::subc(0, 0);  // all ones when t < p
+    mont r;
+    C2G_UNROLL for (int i = 0; i < N; i++) r.v[i] = (t[i] & keep) | (u[i] & ~keep);
+    return r;
+  }
+
+  friend C2G_HD mont operator+(const mont& a, const mont& b) {
+    uint32_t t[N];
+    t[0] = ptx::add_cc(a.v[0], b.v[0]);
+    C2G_UNROLL for (int i = 1; i < N - 1; i++) t[i] = ptx::addc_cc(a.v[i], b.v[i]);
+    t[N - 1] = ptx::addc(a.v[N - 1], b.v[N - 1]);  // 2p < 2^(32N): no carry out
+    return reduce_once(t);
+  }
+
+  friend C2G_HD mont operator-(const mont& a, const mont& b) {
+    uint32_t t[N];
+    t[0] = ptx::sub_cc(a.v[0], b.v[0]);
+    C2G_UNROLL for (int i = 1; i < N; i++) t[i] = ptx::subc_cc(a.v[i], b.v[i]);
+    uint32_t borrow = ptx::subc(0, 0);  // all ones when a < b
+    mont r;
+    r.v[0] = ptx::add_cc(t[0], P::mod(0) & borrow);
+    C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::addc_cc(t[i], P::mod(i) & borrow);
+    r.v[N - 1] = ptx::addc(t[N - 1], P::mod(N - 1) & borrow);
+    return r;
+  }
+
+  C2G_HD mont neg() const {
+    uint32_t nz = is_zero() ? 0u : 0xffffffffu;
+    mont r;
+    r.v[0] = ptx::sub_cc(P::mod(0) & nz, v[0]);
+    C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::subc_cc(P::mod(i) & nz, v[i]);
+    r.v[N - 1] = ptx::subc(P::mod(N - 1) & nz, v[N - 1]);
+    return r;
+  }
+
+  C2G_HD mont dbl() const { return *this + *this; }
+
+  // Montgomery product a*b/R mod p: CIOS with separate low/high partial
+  // product passes so each pass is one carry chain. With p < 2^(32N-1) the
+  // running sum never exceeds N+1 words.
+  friend C2G_HD mont operator*(const mont& a, const mont& b) {
+    uint32_t t[N + 1];
+    C2G_UNROLL for (int i = 0; i <= N; i++) t[i] = 0;
+    C2G_UNROLL for (int i = 0; i < N; i++) {
+      const uint32_t bi = b.v[i];
+      // t += lo(a*bi)
+      t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
+      C2G_UNROLL for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(a.v[j], bi, t[j]);
+      t[N] = ptx::addc(t[N], 0);
+      const uint32_t m = ptx::mul_lo(t[0], P::M0INV);
+      // t += hi(a*bi) << 32
+      t[1] = ptx::mad_hi_cc(a.v[0], bi, t[1]);
+      C2G_UNROLL for (int j = 1; j < N - 1; j++) t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
+      t[N] = ptx::madc_hi(a.v[N - 1], bi, t[N]);
+      // t += lo(m*p); t[0] becomes 0
+      t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
+      C2G_UNROLL for (int j = 1; j < N; j++) t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
+      t[N] = ptx::addc(t[N], 0);
+      // t += hi(m*p) << 32
+      t[1] = ptx::mad_hi_cc(m, P::mod(0), t[1]);
+      C2G_UNROLL for (int j = 1; j < N - 1; j++) t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
+      t[N] = ptx::madc_hi(m, P::mod(N - 1), t[N]);
+      // t >>= 32
+      C2G_UNROLL for (int j = 0; j < N; j++) t[j] = t[j + 1];
+      t[N] = 0;
+    }
+    return reduce_once(t);
+  }
+
+  C2G_HD mont sqr() const { return *this * *this; }
+
+  // x/R mod p: Montgomery form -> canonical integer (as limbs).
+  C2G_HD mont from_mont() const {
+    mont one = zero();
+    one.v[0] = 1;
+    return *this * one;
+  }
+
+  // this^e for an exponent given as little-endian 32-bit limbs (host or
+  // device memory the caller can read), most significant bit first.
+  C2G_HD mont pow_limbs(const uint32_t* e, int nlimbs, mont one) const {
+    mont r = one;
+    for (int i = nlimbs - 1; i >= 0; i--) {
+      for (int b = 31; b >= 0; b--) {
+        r = r.sqr();
+        if ((e[i] >> b) & 1) r = r * *this;
+      }
+    }
+    return r;
+  }
+};
+
+using fp_t = mont<FpParams>;
+using fr_t = mont<FrParams>;
+
+// Fp2 = Fp[u]/(u^2 + 1); layout {c0, c1} = gnark's E2 {A0, A1}.
+struct fp2_t {
+  fp_t c0, c1;
+
+  static C2G_HD fp2_t zero() { return fp2_t{fp_t::zero(), fp_t::zero()}; }
+  C2G_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+  C2G_HD bool operator==(const fp2_t& o) const { return c0 == o.c0 && c1 == o.c1; }
+  friend C2G_HD fp2_t operator+(const fp2_t& a, const fp2_t& b) { return fp2_t{a.c0 + b.c0, a.c1 + b.c1}; }
+  friend C2G_HD fp2_t operator-(const fp2_t& a, const fp2_t& b) { return fp2_t{a.c0 - b.c0, a.c1 - b.c1}; }
+  C2G_HD fp2_t neg() const { return fp2_t{c0.neg(), c1.neg()}; }
+  C2G_HD fp2_t dbl() const { return fp2_t{c0.dbl(), c1.dbl()}; }
+  // Karatsuba: 3 base-field products.
+  friend C2G_HD fp2_t operator*(const fp2_t& a, const fp2_t& b) {
+    fp_t v0 = a.c0 * b.c0;
+    fp_t v1 = a.c1 * b.c1;
+    fp_t s = (a.c0 + a.c1) * (b.c0 + b.c1);
+    return fp2_t{v0 - v1, s - v0 - v1};
+  }
+  // (a0 + a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base-field products.
+  C2G_HD fp2_t sqr() const {
+    fp_t p = (c0 + c1) * (c0 - c1);
+    fp_t q = c0 * c1;
+    return fp2_t{p, q.dbl()};
+  }
+};
+
+}  // namespace c2g

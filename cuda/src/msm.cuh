@@ -1,0 +1,464 @@
+// Multi-scalar multiplication sum_i k_i * P_i over G1 or G2 (affine bases in
+// device memory, canonical Fr scalars in device memory).
+//
+// Plan (DESIGN §3, issue 5):
+//  1. Split the scalars into zeros (skipped), ones (their bases are summed
+//     directly: one mixed addition each) and the rest, keeping index lists.
+//     PoRep witnesses are mostly bits, so the expensive part only sees the
+//     remainder.
+//  2. Pippenger on the rest, one window at a time: signed c-bit digits
+//     (digit in [-2^(c-1), 2^(c-1)], bucket = |digit| - 1, sign applied to
+//     the base), a CUB radix sort of (bucket, base index | sign), then the
+//     sorted run of each bucket is cut into chunks of at most MSM_CHUNK
+//     points, one thread per chunk (so skewed buckets cannot stall one
+//     thread), and the chunks of a bucket are merged by a pairwise tree.
+//  3. Bucket reduction sum_b (b+1) B_b per window with segmented running
+//     sums (one thread per MSM_SEG buckets; a segment's weight offset is
+//     applied with a small scalar multiplication), a tree sum of the
+//     segments, and finally Horner over the windows plus the ones' sum.
+// Accumulators are XYZZ; every kernel is deterministic in its result.
+#pragma once
+#include <cub/cub.cuh>
+
+#include "common.cuh"
+#include "curve.cuh"
+
+namespace c2g {
+
+constexpr uint32_t MSM_CHUNK = 32;       // points per accumulation chunk
+constexpr uint32_t MSM_ONES_CHUNK = 32;  // points per thread when summing the ones
+constexpr uint32_t MSM_SEG = 64;         // buckets per reduction segment
+constexpr uint32_t MSM_CMIN = 4;
+constexpr uint32_t MSM_CMAX = 22;
+constexpr uint32_t CL_THREADS = 256;
+constexpr uint32_t CL_ITEMS = 4;
+constexpr uint32_t CL_TILE = CL_THREADS * CL_ITEMS;
+
+struct msm_window_plan {
+  uint32_t c, W, M, L, S;
+};
+
+inline msm_window_plan msm_plan_for(uint32_t c) {
+  msm_window_plan p;
+  p.c = c;
+  p.W = (256 + c - 1) / c;
+  p.M = 1u << (c - 1);
+  p.L = p.M < MSM_SEG ? p.M : MSM_SEG;
+  p.S = p.M / p.L;
+  return p;
+}
+
+// Window size minimizing a simple cost model (in field-multiplication
+// units): per window, one mixed addition per point, chunk merges, the bucket
+// reduction, and a fixed launch overhead.
+inline uint32_t msm_choose_c(uint64_t n) {
+  double best = 0;
+  uint32_t bc = MSM_CMIN;
+  for (uint32_t c = MSM_CMIN; c <= MSM_CMAX; c++) {
+    msm_window_plan p = msm_plan_for(c);
+    double per = 10.0 * n + 14.0 * n / MSM_CHUNK + 28.0 * p.M + 420.0 * p.S + 2e5;
+    double cost = per * p.W;
+    if (c == MSM_CMIN || cost < best) {
+      best = cost;
+      bc = c;
+    }
+  }
+  return bc;
+}
+
+// Device memory of one MSM of up to n_max scalars, carved from an arena.
+template <class F>
+struct msm_scratch {
+  using P = xyzz_t<F>;
+  uint64_t n_max = 0;
+  uint32_t c_max = 0;
+  uint32_t nb = 0;  // classification tiles
+  uint32_t *idx_one, *idx_other, *cnt_one, *cnt_other, *off_one, *off_other;
+  uint32_t *keys0, *keys1, *vals0, *vals1;
+  uint32_t *bstart, *bend, *nch, *choff, *maxnc, *chbucket;
+  P *partial, *T, *ones_sum;
+  void* cub_temp;
+  size_t cub_bytes = 0;
+  uint64_t max_chunks = 0;
+
+  // layout assigns every region; with a.base == nullptr it only sizes them.
+  void layout(arena& a, uint64_t n) {
+    n_max = n;
+    uint64_t nn = n ? n : 1;
+    c_max = msm_choose_c(nn);
+    msm_window_plan pm = msm_plan_for(c_max);
+    uint64_t t_max = 1;
+    for (uint32_t c = MSM_CMIN; c <= c_max; c++) {
+      msm_window_plan p = msm_plan_for(c);
+      if ((uint64_t)p.W * p.S > t_max) t_max = (uint64_t)p.W * p.S;
+    }
+    nb = ceil_div_u32(nn, CL_TILE);
+    max_chunks = ceil_div(nn, MSM_CHUNK) + pm.M;
+    idx_one = a.take_n<uint32_t>(nn);
+    idx_other = a.take_n<uint32_t>(nn);
+    cnt_one = a.take_n<uint32_t>(nb + 1);
+    cnt_other = a.take_n<uint32_t>(nb + 1);
+    off_one = a.take_n<uint32_t>(nb + 1);
+    off_other = a.take_n<uint32_t>(nb + 1);
+    keys0 = a.take_n<uint32_t>(nn);
+    keys1 = a.take_n<uint32_t>(nn);
+    vals0 = a.take_n<uint32_t>(nn);
+    vals1 = a.take_n<uint32_t>(nn);
+    bstart = a.take_n<uint32_t>(pm.M);
+    bend = a.take_n<uint32_t>(pm.M);
+    nch = a.take_n<uint32_t>(pm.M + 1);
+    choff = a.take_n<uint32_t>(pm.M + 1);
+    maxnc = a.take_n<uint32_t>(4);
+    chbucket = a.take_n<uint32_t>(max_chunks);
+    partial = a.take_n<P>(max_chunks);
+    T = a.take_n<P>(t_max);
+    ones_sum = a.take_n<P>(1);
+    // CUB temporary storage: the largest of the sort and the scans.
+    size_t sort_b = 0, scan_b = 0, scan_b2 = 0;
+    cub::DoubleBuffer<uint32_t> dk(keys0, keys1), dv(vals0, vals1);
+    CK(cub::DeviceRadixSort::SortPairs(nullptr, sort_b, dk, dv, (int)nn, 0, (int)c_max, (cudaStream_t)0));
+    CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, nch, choff, (int)(pm.M + 1), (cudaStream_t)0));
+    CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b2, cnt_one, off_one, (int)(nb + 1), (cudaStream_t)0));
+    cub_bytes = sort_b;
+    if (scan_b > cub_bytes) cub_bytes = scan_b;
+    if (scan_b2 > cub_bytes) cub_bytes = scan_b2;
+    cub_temp = a.take(cub_bytes);
+  }
+};
+
+template <class F>
+uint64_t msm_scratch_bytes(uint64_t n) {
+  arena a;
+  msm_scratch<F> s;
+  s.layout(a, n);
+  return a.used + 256;
+}
+
+// ---- kernels -----------------------------------------------------------
+
+// 16-byte vector load of a trivially copyable T (sizeof multiple of 16,
+// address 16-byte aligned).
+template <class T>
+__device__ __forceinline__ T ldg_vec(const T* p) {
+  static_assert(sizeof(T) % 16 == 0, "size");
+  T r;
+  const uint4* s = (const uint4*)p;
+  uint4* d = (uint4*)&r;
+#pragma unroll
+  for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = __ldg(s + i);
+  return r;
+}
+
+__global__ void k_fr_from_mont(const fr_t* in, fr_t* out, uint64_t n);
+
+__device__ __forceinline__ int scalar_class(const fr_t& s) {
+  uint32_t hi = 0;
+#pragma unroll
+  for (int i = 1; i < 8; i++) hi |= s.v[i];
+  if (hi) return 2;
+  return s.v[0] == 0 ? 0 : (s.v[0] == 1 ? 1 : 2);
+}
+
+__global__ void k_class_count(const fr_t* sc, uint32_t n, uint32_t* cnt1, uint32_t* cnt2);
+__global__ void k_class_scatter(const fr_t* sc, uint32_t n, const uint32_t* off1, const uint32_t* off2,
+                                uint32_t* idx1, uint32_t* idx2);
+__global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t* keys,
+                         uint32_t* vals);
+__global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, uint32_t* bstart, uint32_t* bend);
+__global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uint32_t M, uint32_t* nch,
+                               uint32_t* maxnc);
+
+template <class F>
+__global__ void __launch_bounds__(128) k_accumulate(const affine_t<F>* __restrict__ bases,
+                                                    const uint32_t* __restrict__ vals,
+                                                    const uint32_t* __restrict__ bstart,
+                                                    const uint32_t* __restrict__ bend,
+                                                    const uint32_t* __restrict__ choff, uint32_t M,
+                                                    uint32_t max_chunks, xyzz_t<F>* partial, uint32_t* chbucket) {
+  uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= max_chunks) return;
+  uint32_t total = choff[M];
+  if (c >= total) return;
+  uint32_t lo = 0, hi = M;  // choff[lo] <= c < choff[hi]
+  while (hi - lo > 1) {
+    uint32_t mid = (lo + hi) >> 1;
+    if (choff[mid] <= c)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  uint32_t b = lo;
+  uint32_t s = bstart[b] + (c - choff[b]) * MSM_CHUNK;
+  uint32_t e = min(s + MSM_CHUNK, bend[b]);
+  xyzz_t<F> acc = xyzz_t<F>::inf();
+  for (uint32_t i = s; i < e; i++) {
+    uint32_t v = vals[i];
+    affine_t<F> p = ldg_vec(bases + (v & 0x7fffffffu));
+    if (v >> 31) p.Y = p.Y.neg();
+    acc.add_affine(p);
+  }
+  partial[c] = acc;
+  chbucket[c] = b;
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) k_merge(xyzz_t<F>* partial, const uint32_t* __restrict__ chbucket,
+                                               const uint32_t* __restrict__ choff, const uint32_t* __restrict__ maxnc,
+                                               uint32_t s, uint32_t M, uint32_t max_chunks) {
+  if (s >= *maxnc) return;
+  uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= max_chunks || c >= choff[M]) return;
+  uint32_t b = chbucket[c];
+  uint32_t k = c - choff[b];
+  uint32_t nc = choff[b + 1] - choff[b];
+  if ((k & (2 * s - 1)) == 0 && k + s < nc) {
+    xyzz_t<F> acc = partial[c];
+    acc.add(partial[c + s]);
+    partial[c] = acc;
+  }
+}
+
+// One thread per segment of L buckets of one window: writes
+// sum_{j<L} (sL + j + 1) * B_{sL+j} to T[s].
+template <class F>
+__global__ void __launch_bounds__(128) k_bucket_segments(const xyzz_t<F>* __restrict__ partial,
+                                                         const uint32_t* __restrict__ choff, uint32_t L, uint32_t S,
+                                                         xyzz_t<F>* T) {
+  uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= S) return;
+  xyzz_t<F> running = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
+  for (int j = (int)L - 1; j >= 0; j--) {
+    uint32_t b = s * L + (uint32_t)j;
+    uint32_t o = choff[b];
+    if (choff[b + 1] > o) running.add(partial[o]);
+    acc.add(running);
+  }
+  if (s > 0) acc.add(running.mul_u64((uint64_t)s * L));
+  T[s] = acc;
+}
+
+// One step of a tree sum of `groups` arrays of cnt points each (stride
+// apart): data[g][i] += data[g][i + half] for i < cnt - half.
+template <class F>
+__global__ void __launch_bounds__(128) k_tree_step(xyzz_t<F>* data, uint32_t stride, uint32_t groups, uint32_t cnt,
+                                                   uint32_t half) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t per = cnt - half;
+  if (t >= groups * per) return;
+  uint32_t g = t / per, i = t % per;
+  xyzz_t<F>* d = data + (uint64_t)g * stride;
+  xyzz_t<F> acc = d[i];
+  acc.add(d[i + half]);
+  d[i] = acc;
+}
+
+template <class F>
+__global__ void __launch_bounds__(128) k_sum_indexed(const affine_t<F>* __restrict__ bases,
+                                                     const uint32_t* __restrict__ idx, uint32_t n, xyzz_t<F>* out) {
+  uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  uint64_t s = (uint64_t)t * MSM_ONES_CHUNK;
+  if (s >= n) return;
+  uint64_t e64 = s + MSM_ONES_CHUNK;
+  uint32_t e = (uint32_t)(e64 < n ? e64 : n);
+  xyzz_t<F> acc = xyzz_t<F>::inf();
+  for (uint32_t i = (uint32_t)s; i < e; i++) acc.add_affine(ldg_vec(bases + idx[i]));
+  out[t] = acc;
+}
+
+// Horner over the window sums T[w*S] (w < W) plus optional extra.
+template <class F>
+__global__ void k_combine(const xyzz_t<F>* T, uint32_t S, uint32_t W, uint32_t c, const xyzz_t<F>* extra,
+                          xyzz_t<F>* out) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  xyzz_t<F> acc = xyzz_t<F>::inf();
+  for (int w = (int)W - 1; w >= 0; w--) {
+    if (w != (int)W - 1)
+      for (uint32_t k = 0; k < c; k++) acc = acc.dbl();
+    acc.add(T[(uint64_t)w * S]);
+  }
+  if (extra) acc.add(*extra);
+  *out = acc;
+}
+
+template <class F>
+__global__ void k_set_inf(xyzz_t<F>* out) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) *out = xyzz_t<F>::inf();
+}
+
+// ---- host driver ---------------------------------------------------------
+
+struct msm_info {
+  uint64_t n_zero = 0, n_one = 0, n_other = 0;
+  uint32_t window_bits = 0;
+};
+
+template <class F>
+void tree_sum(xyzz_t<F>* data, uint32_t stride, uint32_t groups, uint32_t cnt, cudaStream_t st) {
+  while (cnt > 1) {
+    uint32_t half = (cnt + 1) / 2;
+    uint64_t threads = (uint64_t)groups * (cnt - half);
+    k_tree_step<F><<<grid_for(threads, 128), 128, 0, st>>>(data, stride, groups, cnt, half);
+    CK_LAUNCH("k_tree_step");
+    cnt = half;
+  }
+}
+
+// msm_run computes out = sum sc[i] * bases[i] for i < n. sc holds canonical
+// (non-Montgomery) scalars. s must have been laid out for at least n. The
+// call synchronizes `st` once (to learn the class counts).
+template <class F>
+void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F>& s, xyzz_t<F>* out,
+             cudaStream_t st, msm_info* info, const cancel_flag* cancel) {
+  using P = xyzz_t<F>;
+  if (n > s.n_max) throw error(C2G_ERR_INTERNAL, 0, "msm scratch too small");
+  if (n >= (1ull << 31)) throw_invalid("msm: more than 2^31 - 1 points");
+  if (n == 0) {
+    k_set_inf<F><<<1, 1, 0, st>>>(out);
+    CK_LAUNCH("k_set_inf");
+    if (info) *info = msm_info{};
+    return;
+  }
+  const uint32_t n32 = (uint32_t)n;
+  const uint32_t nb = ceil_div_u32(n, CL_TILE);
+  // 1. classify
+  CK(cudaMemsetAsync(s.cnt_one + nb, 0, sizeof(uint32_t), st));
+  CK(cudaMemsetAsync(s.cnt_other + nb, 0, sizeof(uint32_t), st));
+  k_class_count<<<nb, CL_THREADS, 0, st>>>(sc, n32, s.cnt_one, s.cnt_other);
+  CK_LAUNCH("k_class_count");
+  size_t tb = s.cub_bytes;
+  CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.cnt_one, s.off_one, (int)(nb + 1), st));
+  tb = s.cub_bytes;
+  CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.cnt_other, s.off_other, (int)(nb + 1), st));
+  k_class_scatter<<<nb, CL_THREADS, 0, st>>>(sc, n32, s.off_one, s.off_other, s.idx_one, s.idx_other);
+  CK_LAUNCH("k_class_scatter");
+  uint32_t counts[2];
+  CK(cudaMemcpyAsync(&counts[0], s.off_one + nb, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+  CK(cudaMemcpyAsync(&counts[1], s.off_other + nb, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+  CK(cudaStreamSynchronize(st));
+  const uint32_t n1 = counts[0], n2 = counts[1];
+  if (info) {
+    info->n_one = n1;
+    info->n_other = n2;
+    info->n_zero = n - n1 - n2;
+  }
+  if (cancel) cancel->check();
+
+  // 2. the ones: plain sum of their bases
+  const P* extra = nullptr;
+  if (n1 > 0) {
+    uint32_t parts = ceil_div_u32(n1, MSM_ONES_CHUNK);
+    k_sum_indexed<F><<<grid_for(parts, 128), 128, 0, st>>>(bases, s.idx_one, n1, s.partial);
+    CK_LAUNCH("k_sum_indexed");
+    tree_sum<F>(s.partial, 0, 1, parts, st);
+    CK(cudaMemcpyAsync(s.ones_sum, s.partial, sizeof(P), cudaMemcpyDeviceToDevice, st));
+    extra = s.ones_sum;
+  }
+  if (n2 == 0) {
+    if (extra) {
+      CK(cudaMemcpyAsync(out, extra, sizeof(P), cudaMemcpyDeviceToDevice, st));
+    } else {
+      k_set_inf<F><<<1, 1, 0, st>>>(out);
+      CK_LAUNCH("k_set_inf");
+    }
+    return;
+  }
+
+  // 3. Pippenger on the rest
+  uint32_t c = msm_choose_c(n2);
+  if (c > s.c_max) c = s.c_max;
+  const msm_window_plan p = msm_plan_for(c);
+  if (info) info->window_bits = c;
+  const uint32_t max_chunks = (uint32_t)(ceil_div(n2, MSM_CHUNK) + p.M);
+  const uint32_t max_per_bucket = ceil_div_u32(n2, MSM_CHUNK);
+  for (uint32_t w = 0; w < p.W; w++) {
+    if (cancel) cancel->check();
+    k_digits<<<grid_for(n2, 256), 256, 0, st>>>(sc, s.idx_other, n2, c, w, s.keys0, s.vals0);
+    CK_LAUNCH("k_digits");
+    cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
+    tb = s.cub_bytes;
+    CK(cub::DeviceRadixSort::SortPairs(s.cub_temp, tb, dk, dv, (int)n2, 0, (int)c, st));
+    const uint32_t* keys = dk.Current();
+    const uint32_t* vals = dv.Current();
+    CK(cudaMemsetAsync(s.bstart, 0, sizeof(uint32_t) * p.M, st));
+    CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
+    CK(cudaMemsetAsync(s.maxnc, 0, sizeof(uint32_t), st));
+    k_bucket_bounds<<<grid_for(n2, 256), 256, 0, st>>>(keys, n2, p.M, s.bstart, s.bend);
+    CK_LAUNCH("k_bucket_bounds");
+    k_chunk_counts<<<grid_for(p.M + 1, 256), 256, 0, st>>>(s.bstart, s.bend, p.M, s.nch, s.maxnc);
+    CK_LAUNCH("k_chunk_counts");
+    tb = s.cub_bytes;
+    CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.nch, s.choff, (int)(p.M + 1), st));
+    k_accumulate<F><<<grid_for(max_chunks, 128), 128, 0, st>>>(bases, vals, s.bstart, s.bend, s.choff, p.M,
+                                                                max_chunks, s.partial, s.chbucket);
+    CK_LAUNCH("k_accumulate");
+    for (uint32_t m = 1; m < max_per_bucket; m *= 2) {
+      k_merge<F><<<grid_for(max_chunks, 128), 128, 0, st>>>(s.partial, s.chbucket, s.choff, s.maxnc, m, p.M,
+                                                            max_chunks);
+      CK_LAUNCH("k_merge");
+    }
+    k_bucket_segments<F><<<grid_for(p.S, 128), 128, 0, st>>>(s.partial, s.choff, p.L, p.S, s.T + (uint64_t)w * p.S);
+    CK_LAUNCH("k_bucket_segments");
+  }
+  tree_sum<F>(s.T, p.S, p.W, p.S, st);
+  k_combine<F><<<1, 1, 0, st>>>(s.T, p.S, p.W, c, extra, out);
+  CK_LAUNCH("k_combine");
+}
+
+// msm_streamed is msm_run for bases in page-locked host memory: the bases
+// are copied in chunks of `chunk` points into two staging buffers on the
+// copy stream cst, overlapped with the MSM of the previous chunk on st; the
+// chunk sums (chunk_out, one per chunk) are added at the end. ev holds four
+// events (ready0, ready1, free0, free1).
+template <class F>
+void msm_streamed(const affine_t<F>* host_bases, const fr_t* sc, uint64_t n, msm_scratch<F>& s,
+                  affine_t<F>* stage0, affine_t<F>* stage1, uint64_t chunk, xyzz_t<F>* chunk_out, xyzz_t<F>* out,
+                  cudaStream_t st, cudaStream_t cst, cudaEvent_t* ev, msm_info* info, const cancel_flag* cancel) {
+  if (n == 0) {
+    k_set_inf<F><<<1, 1, 0, st>>>(out);
+    CK_LAUNCH("k_set_inf");
+    if (info) *info = msm_info{};
+    return;
+  }
+  const uint64_t chunks = ceil_div(n, chunk);
+  affine_t<F>* stage[2] = {stage0, stage1};
+  auto issue_copy = [&](uint64_t k) {
+    uint64_t off = k * chunk, len = (n - off < chunk) ? n - off : chunk;
+    CK(cudaStreamWaitEvent(cst, ev[2 + (k & 1)], 0));
+    CK(cudaMemcpyAsync(stage[k & 1], host_bases + off, len * sizeof(affine_t<F>), cudaMemcpyHostToDevice, cst));
+    CK(cudaEventRecord(ev[k & 1], cst));
+  };
+  // both staging buffers start free
+  CK(cudaEventRecord(ev[2], st));
+  CK(cudaEventRecord(ev[3], st));
+  issue_copy(0);
+  msm_info total{};
+  for (uint64_t k = 0; k < chunks; k++) {
+    if (k + 1 < chunks) issue_copy(k + 1);
+    uint64_t off = k * chunk, len = (n - off < chunk) ? n - off : chunk;
+    CK(cudaStreamWaitEvent(st, ev[k & 1], 0));
+    msm_info ci{};
+    msm_run<F>(stage[k & 1], sc + off, len, s, chunk_out + k, st, &ci, cancel);
+    CK(cudaEventRecord(ev[2 + (k & 1)], st));
+    total.n_zero += ci.n_zero;
+    total.n_one += ci.n_one;
+    total.n_other += ci.n_other;
+    if (ci.window_bits > total.window_bits) total.window_bits = ci.window_bits;
+  }
+  tree_sum<F>(chunk_out, 0, 1, (uint32_t)chunks, st);
+  CK(cudaMemcpyAsync(out, chunk_out, sizeof(xyzz_t<F>), cudaMemcpyDeviceToDevice, st));
+  if (info) *info = total;
+}
+
+extern template void msm_run<fp_t>(const affine_t<fp_t>*, const fr_t*, uint64_t, msm_scratch<fp_t>&, xyzz_t<fp_t>*,
+                                   cudaStream_t, msm_info*, const cancel_flag*);
+extern template void msm_run<fp2_t>(const affine_t<fp2_t>*, const fr_t*, uint64_t, msm_scratch<fp2_t>&,
+                                    xyzz_t<fp2_t>*, cudaStream_t, msm_info*, const cancel_flag*);
+extern template void msm_streamed<fp_t>(const affine_t<fp_t>*, const fr_t*, uint64_t, msm_scratch<fp_t>&,
+                                        affine_t<fp_t>*, affine_t<fp_t>*, uint64_t, xyzz_t<fp_t>*, xyzz_t<fp_t>*,
+                                        cudaStream_t, cudaStream_t, cudaEvent_t*, msm_info*, const cancel_flag*);
+extern template void msm_streamed<fp2_t>(const affine_t<fp2_t>*, const fr_t*, uint64_t, msm_scratch<fp2_t>&,
+                                         affine_t<fp2_t>*, affine_t<fp2_t>*, uint64_t, xyzz_t<fp2_t>*,
+                                         xyzz_t<fp2_t>*, cudaStream_t, cudaStream_t, cudaEvent_t*, msm_info*,
+                                         const cancel_flag*);
+
+}  // namespace c2g

@@ -1,0 +1,421 @@
+// Groth16 partition prover: key residency, task memory plan, upload, the
+// device pipeline (H, then the five MSMs) and results.
+#include <memory>
+
+#include "prover.cuh"
+
+namespace c2g {
+
+constexpr uint64_t MAX_DOMAIN_LOG = 27;
+constexpr uint64_t STREAM_CHUNK = 1ull << 22;  // points per staging buffer (pinned residency)
+
+static bool is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+static uint32_t log2_u64(uint64_t x) {
+  uint32_t l = 0;
+  while ((1ull << l) < x) l++;
+  return l;
+}
+static uint64_t words_for(uint64_t bits) { return (bits + 63) / 64; }
+
+// ---- kernels -------------------------------------------------------------------
+
+__global__ void k_popc_words(const uint64_t* w, uint64_t nwords, uint32_t* cnt) {
+  uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
+  if (i < nwords) cnt[i] = __popcll(w[i]);
+  if (i == nwords) cnt[i] = 0;
+}
+
+// dst[dst_off + rank(i)] = src[i] for every i < n whose bit is set, where
+// rank counts the set bits before i (pre = exclusive sums of word counts).
+__global__ void k_dense_scatter(const fr_t* src, uint64_t n, const uint64_t* w, const uint32_t* pre, fr_t* dst,
+                                uint64_t dst_off) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+    uint64_t word = w[i >> 6];
+    uint32_t b = (uint32_t)(i & 63);
+    if ((word >> b) & 1) {
+      uint64_t below = b ? (word & ((1ull << b) - 1)) : 0;
+      dst[dst_off + pre[i >> 6] + __popcll(below)] = src[i];
+    }
+  }
+}
+
+static dim3 grid_stride(uint64_t n) {
+  uint64_t b = (n + 255) / 256;
+  if (b > 132 * 64) b = 132 * 64;
+  if (b == 0) b = 1;
+  return dim3((uint32_t)b);
+}
+
+// ---- key -------------------------------------------------------------------------
+
+struct query_ref {
+  const char* name;
+  uint64_t count;
+  uint64_t point_size;
+  const void* host;
+  const c2g_buffer* buf;
+};
+
+static void desc_queries(const c2g_key_desc& d, query_ref q[5]) {
+  q[0] = {"h", d.domain - 1, sizeof(g1_affine), d.h, d.h_buf};
+  q[1] = {"l", d.num_aux, sizeof(g1_affine), d.l, d.l_buf};
+  q[2] = {"a", d.num_a, sizeof(g1_affine), d.a, d.a_buf};
+  q[3] = {"b_g1", d.num_b, sizeof(g1_affine), d.b_g1, d.b_g1_buf};
+  q[4] = {"b_g2", d.num_b, sizeof(g2_affine), d.b_g2, d.b_g2_buf};
+}
+
+static void validate_desc(int device, const c2g_key_desc& d) {
+  if (!is_pow2(d.domain) || d.domain < 2 || d.domain > (1ull << MAX_DOMAIN_LOG))
+    throw_invalid(strprintf("key: domain %llu is not a power of two in [2, 2^%llu]", (unsigned long long)d.domain,
+                            (unsigned long long)MAX_DOMAIN_LOG));
+  if (d.num_inputs < 1) throw_invalid("key: no public inputs (input 0 is the constant one)");
+  const uint64_t lim = 1ull << 31;
+  if (d.num_inputs >= lim || d.num_aux >= lim || d.num_a >= lim || d.num_b >= lim)
+    throw_invalid("key: a query has 2^31 points or more");
+  if (d.num_a < d.num_inputs || d.num_a - d.num_inputs > d.num_aux)
+    throw_invalid(strprintf("key: a has %llu points, want inputs (%llu) plus at most aux (%llu)",
+                            (unsigned long long)d.num_a, (unsigned long long)d.num_inputs,
+                            (unsigned long long)d.num_aux));
+  if (d.num_b > d.num_inputs + d.num_aux)
+    throw_invalid(strprintf("key: b has %llu points, more than inputs + aux", (unsigned long long)d.num_b));
+  if (d.residency != C2G_RESIDENCY_DEVICE && d.residency != C2G_RESIDENCY_PINNED)
+    throw_invalid(strprintf("key: unknown residency %d", d.residency));
+  query_ref q[5];
+  desc_queries(d, q);
+  for (auto& x : q) {
+    if (x.host && x.buf) throw_invalid(strprintf("key: query %s has both a host array and a buffer", x.name));
+    if (x.count > 0 && !x.host && !x.buf) throw_invalid(strprintf("key: query %s (%llu points) has no data", x.name, (unsigned long long)x.count));
+    if (x.buf) {
+      if (d.residency != C2G_RESIDENCY_DEVICE) throw_invalid(strprintf("key: query %s is a device buffer but residency is pinned", x.name));
+      if (x.buf->device != device) throw_invalid(strprintf("key: buffer of query %s is on device %d, not %d", x.name, x.buf->device, device));
+      if (x.buf->bytes < x.count * x.point_size)
+        throw_invalid(strprintf("key: buffer of query %s holds %llu bytes, needs %llu", x.name,
+                                (unsigned long long)x.buf->bytes, (unsigned long long)(x.count * x.point_size)));
+    }
+  }
+}
+
+uint64_t key_device_bytes(const c2g_key_desc& d) {
+  uint64_t bytes = ntt_tables::bytes_for(log2_u64(d.domain));
+  if (d.residency == C2G_RESIDENCY_DEVICE) {
+    query_ref q[5];
+    desc_queries(d, q);
+    for (auto& x : q)
+      if (x.host) bytes += align_up(x.count * x.point_size, 256);
+  }
+  return bytes;
+}
+
+void key_free(c2g_key* k) {
+  if (!k) return;
+  k->tables.free();
+  for (void* p : k->owned) cudaFree(p);
+  for (void* p : k->registered) cudaHostUnregister(p);
+  delete k;
+}
+
+c2g_key* key_create(int device, const c2g_key_desc& d) {
+  validate_desc(device, d);
+  std::unique_ptr<c2g_key, void (*)(c2g_key*)> k(new c2g_key(), key_free);
+  k->device = device;
+  k->domain = d.domain;
+  k->log_n = log2_u64(d.domain);
+  k->num_inputs = d.num_inputs;
+  k->num_aux = d.num_aux;
+  k->num_a = d.num_a;
+  k->num_b = d.num_b;
+  k->residency = d.residency;
+  k->stream_chunk = STREAM_CHUNK;
+  stream_guard sg;
+  k->tables.build(k->log_n, sg.s);
+  query_ref q[5];
+  desc_queries(d, q);
+  const void* ptrs[5] = {};
+  for (int i = 0; i < 5; i++) {
+    const query_ref& x = q[i];
+    if (x.count == 0) continue;
+    if (x.buf) {
+      ptrs[i] = x.buf->ptr;
+    } else if (d.residency == C2G_RESIDENCY_DEVICE) {
+      void* p = nullptr;
+      CK(cudaMalloc(&p, x.count * x.point_size));
+      k->owned.push_back(p);
+      CK(cudaMemcpyAsync(p, x.host, x.count * x.point_size, cudaMemcpyHostToDevice, sg.s));
+      ptrs[i] = p;
+    } else {
+      CK(cudaHostRegister(const_cast<void*>(x.host), x.count * x.point_size, cudaHostRegisterDefault));
+      k->registered.push_back(const_cast<void*>(x.host));
+      ptrs[i] = x.host;
+    }
+  }
+  CK(cudaStreamSynchronize(sg.s));
+  k->h = (const g1_affine*)ptrs[0];
+  k->l = (const g1_affine*)ptrs[1];
+  k->a = (const g1_affine*)ptrs[2];
+  k->bg1 = (const g1_affine*)ptrs[3];
+  k->bg2 = (const g2_affine*)ptrs[4];
+  return k.release();
+}
+
+// ---- task memory plan ----------------------------------------------------------
+
+static uint64_t g1_msm_max(const c2g_key* k) {
+  uint64_t m = k->domain - 1;
+  if (k->num_aux > m) m = k->num_aux;
+  if (k->num_a > m) m = k->num_a;
+  if (k->num_b > m) m = k->num_b;
+  return m;
+}
+
+static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
+  const uint64_t n = k->domain;
+  const bool pinned = k->residency == C2G_RESIDENCY_PINNED;
+  L.aux = a.take_n<fr_t>(k->num_aux);
+  L.input = a.take_n<fr_t>(k->num_inputs);
+  L.hvec = a.take_n<fr_t>(n);
+  L.dens_a = a.take_n<uint64_t>(words_for(k->num_aux) + 1);
+  L.dens_bi = a.take_n<uint64_t>(words_for(k->num_inputs) + 1);
+  L.dens_ba = a.take_n<uint64_t>(words_for(k->num_aux) + 1);
+  L.res_g1 = a.take_n<xyzz_t<fp_t>>(4);
+  L.res_g2 = a.take_n<xyzz_t<fp2_t>>(1);
+  // region X, phase 1: the H computation
+  arena hx = a;
+  L.va = hx.take_n<fr_t>(n);
+  L.vc = hx.take_n<fr_t>(n);
+  // region X, phase 2: the MSMs
+  arena mx = a;
+  uint64_t dense_n = k->num_a > k->num_b ? k->num_a : k->num_b;
+  L.dense = mx.take_n<fr_t>(dense_n);
+  uint64_t words = words_for(k->num_aux > k->num_inputs ? k->num_aux : k->num_inputs);
+  L.word_cnt = mx.take_n<uint32_t>(words + 1);
+  L.word_pre = mx.take_n<uint32_t>(words + 1);
+  L.scan_bytes = 0;
+  CK(cub::DeviceScan::ExclusiveSum(nullptr, L.scan_bytes, L.word_cnt, L.word_pre, (int)(words + 1), (cudaStream_t)0));
+  L.scan_temp = mx.take(L.scan_bytes);
+  uint64_t g1n = g1_msm_max(k), g2n = k->num_b;
+  if (pinned) {
+    if (g1n > k->stream_chunk) g1n = k->stream_chunk;
+    if (g2n > k->stream_chunk) g2n = k->stream_chunk;
+    L.stage[0] = mx.take_n<affine_t<fp2_t>>(k->stream_chunk);
+    L.stage[1] = mx.take_n<affine_t<fp2_t>>(k->stream_chunk);
+    L.chunk_out = mx.take_n<xyzz_t<fp2_t>>(ceil_div(g1_msm_max(k), k->stream_chunk) + 1);
+  } else {
+    L.stage[0] = L.stage[1] = nullptr;
+    L.chunk_out = nullptr;
+  }
+  uint64_t s1 = msm_scratch_bytes<fp_t>(g1n), s2 = msm_scratch_bytes<fp2_t>(g2n);
+  L.msm_bytes = s1 > s2 ? s1 : s2;
+  L.msm_base = (char*)mx.take(L.msm_bytes);
+  a.used = hx.used > mx.used ? hx.used : mx.used;
+  L.total = a.used + 256;
+}
+
+c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
+  if (!key) throw_invalid("task: nil key");
+  if (key->device != device) throw_invalid(strprintf("task: key lives on device %d, not %d", key->device, device));
+  if (rows > key->domain) throw_invalid(strprintf("task: %llu rows exceed the domain %llu", (unsigned long long)rows, (unsigned long long)key->domain));
+  if (rows < key->num_inputs) throw_invalid(strprintf("task: %llu rows, fewer than the %llu inputs", (unsigned long long)rows, (unsigned long long)key->num_inputs));
+  std::unique_ptr<c2g_task, void (*)(c2g_task*)> t(new c2g_task(), task_free);
+  t->device = device;
+  t->key = key;
+  t->rows = rows;
+  CK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
+  CK(cudaStreamCreateWithFlags(&t->copy_stream, cudaStreamNonBlocking));
+  for (auto& e : t->ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  arena a;
+  plan_task(key, a, t->lay);
+  return t.release();
+}
+
+uint64_t key_task_bytes(const c2g_key* k, uint64_t rows) {
+  (void)rows;  // the plan depends on the key's shape only
+  arena a;
+  task_layout L;
+  plan_task(k, a, L);
+  return L.total;
+}
+
+void task_free(c2g_task* t) {
+  if (!t) return;
+  if (t->mem) {
+    cudaFreeAsync(t->mem, t->stream);
+    cudaStreamSynchronize(t->stream);
+  }
+  for (auto& e : t->ev)
+    if (e) cudaEventDestroy(e);
+  if (t->copy_stream) cudaStreamDestroy(t->copy_stream);
+  if (t->stream) cudaStreamDestroy(t->stream);
+  delete t;
+}
+
+// ---- upload ----------------------------------------------------------------------
+
+static uint64_t popcount_bits(const uint64_t* w, uint64_t nbits) {
+  uint64_t c = 0;
+  for (uint64_t i = 0; i < nbits / 64; i++) c += __builtin_popcountll(w[i]);
+  if (nbits % 64) c += __builtin_popcountll(w[nbits / 64] & ((1ull << (nbits % 64)) - 1));
+  return c;
+}
+
+void task_upload(c2g_task* t, const c2g_witness& w) {
+  if (t->uploaded) throw_invalid("upload: task already uploaded");
+  const c2g_key* k = t->key;
+  const uint64_t n = k->domain, rows = t->rows;
+  if (!w.a || !w.b || !w.c || !w.input) throw_invalid("upload: a, b, c and input must be given");
+  if (k->num_aux && (!w.aux || !w.a_density_aux || !w.b_density_aux)) throw_invalid("upload: aux and its densities must be given");
+  if (!w.b_density_input) throw_invalid("upload: b input density must be given");
+  uint64_t a_cnt = k->num_aux ? popcount_bits(w.a_density_aux, k->num_aux) : 0;
+  uint64_t bi_cnt = popcount_bits(w.b_density_input, k->num_inputs);
+  uint64_t ba_cnt = k->num_aux ? popcount_bits(w.b_density_aux, k->num_aux) : 0;
+  if (k->num_inputs + a_cnt != k->num_a)
+    throw_invalid(strprintf("upload: a density selects %llu aux variables, the key's a query has %llu points for %llu inputs",
+                            (unsigned long long)a_cnt, (unsigned long long)k->num_a, (unsigned long long)k->num_inputs));
+  if (bi_cnt + ba_cnt != k->num_b)
+    throw_invalid(strprintf("upload: b densities select %llu variables, the key's b query has %llu points",
+                            (unsigned long long)(bi_cnt + ba_cnt), (unsigned long long)k->num_b));
+  t->b_inputs = bi_cnt;
+  cudaStream_t st = t->stream;
+  event_pair ep;
+  ep.start(st);
+  CK(cudaMallocAsync(&t->mem, t->lay.total, st));
+  arena a;
+  a.base = (char*)t->mem;
+  a.size = t->lay.total;
+  plan_task(k, a, t->lay);
+  task_layout& L = t->lay;
+  const uint64_t fb = sizeof(fr_t);
+  CK(cudaMemcpyAsync(L.va, w.a, rows * fb, cudaMemcpyHostToDevice, st));
+  CK(cudaMemcpyAsync(L.hvec, w.b, rows * fb, cudaMemcpyHostToDevice, st));
+  CK(cudaMemcpyAsync(L.vc, w.c, rows * fb, cudaMemcpyHostToDevice, st));
+  if (rows < n) {
+    CK(cudaMemsetAsync(L.va + rows, 0, (n - rows) * fb, st));
+    CK(cudaMemsetAsync(L.hvec + rows, 0, (n - rows) * fb, st));
+    CK(cudaMemsetAsync(L.vc + rows, 0, (n - rows) * fb, st));
+  }
+  CK(cudaMemcpyAsync(L.input, w.input, k->num_inputs * fb, cudaMemcpyHostToDevice, st));
+  CK(cudaMemcpyAsync(L.dens_bi, w.b_density_input, words_for(k->num_inputs) * 8, cudaMemcpyHostToDevice, st));
+  if (k->num_aux) {
+    CK(cudaMemcpyAsync(L.aux, w.aux, k->num_aux * fb, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8, cudaMemcpyHostToDevice, st));
+    CK(cudaMemcpyAsync(L.dens_ba, w.b_density_aux, words_for(k->num_aux) * 8, cudaMemcpyHostToDevice, st));
+  }
+  ep.stop(st);
+  CK(cudaStreamSynchronize(st));  // the host arrays may be reused after return
+  t->results.ms_upload = ep.ms();
+  t->uploaded = true;
+}
+
+// ---- compute ---------------------------------------------------------------------
+
+template <class F>
+static void run_msm(c2g_task* t, const affine_t<F>* bases, const fr_t* sc, uint64_t n, xyzz_t<F>* out) {
+  task_layout& L = t->lay;
+  arena a;
+  a.base = L.msm_base;
+  a.size = L.msm_bytes;
+  msm_scratch<F> s;
+  const c2g_key* k = t->key;
+  if (k->residency == C2G_RESIDENCY_PINNED) {
+    s.layout(a, n < k->stream_chunk ? n : k->stream_chunk);
+    msm_streamed<F>(bases, sc, n, s, (affine_t<F>*)L.stage[0], (affine_t<F>*)L.stage[1], k->stream_chunk,
+                    (xyzz_t<F>*)L.chunk_out, out, t->stream, t->copy_stream, t->ev, nullptr, &t->cancel);
+  } else {
+    s.layout(a, n);
+    msm_run<F>(bases, sc, n, s, out, t->stream, nullptr, &t->cancel);
+  }
+}
+
+// Builds the dense scalars of a query: dst[dst_off + rank(i)] = src[i] for
+// the set bits of w (n bits).
+static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w, fr_t* dst, uint64_t dst_off) {
+  if (n == 0) return;
+  task_layout& L = t->lay;
+  cudaStream_t st = t->stream;
+  uint64_t words = words_for(n);
+  k_popc_words<<<grid_for(words + 1, 256), 256, 0, st>>>(w, words, L.word_cnt);
+  CK_LAUNCH("k_popc_words");
+  size_t tb = L.scan_bytes;
+  CK(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, L.word_cnt, L.word_pre, (int)(words + 1), st));
+  k_dense_scatter<<<grid_stride(n), 256, 0, st>>>(src, n, w, L.word_pre, dst, dst_off);
+  CK_LAUNCH("k_dense_scatter");
+}
+
+void task_compute(c2g_task* t) {
+  if (!t->uploaded) throw_invalid("compute: task not uploaded");
+  if (t->computed) throw_invalid("compute: task already computed");
+  const c2g_key* k = t->key;
+  task_layout& L = t->lay;
+  cudaStream_t st = t->stream;
+  const uint64_t n = k->domain;
+  const bool pinned = k->residency == C2G_RESIDENCY_PINNED;
+  event_pair e_all, e_h, e_mh, e_ml, e_ma, e_mb1, e_mb2;
+  e_all.start(st);
+  t->cancel.check();
+
+  // H
+  e_h.start(st);
+  compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
+  fr_t top;
+  CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+  e_h.stop(st);
+  CK(cudaStreamSynchronize(st));
+  if (!top.is_zero())
+    throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
+  t->cancel.check();
+
+  // scalars to canonical form
+  if (k->num_aux) {
+    k_fr_from_mont<<<grid_stride(k->num_aux), 256, 0, st>>>(L.aux, L.aux, k->num_aux);
+    CK_LAUNCH("k_fr_from_mont");
+  }
+  k_fr_from_mont<<<grid_stride(k->num_inputs), 256, 0, st>>>(L.input, L.input, k->num_inputs);
+  CK_LAUNCH("k_fr_from_mont");
+
+  const g1_affine* hb = k->h;
+  e_mh.start(st);
+  run_msm<fp_t>(t, hb, L.hvec, n - 1, L.res_g1 + 0);
+  e_mh.stop(st);
+  t->cancel.check();
+
+  e_ml.start(st);
+  run_msm<fp_t>(t, k->l, L.aux, k->num_aux, L.res_g1 + 1);
+  e_ml.stop(st);
+  t->cancel.check();
+
+  e_ma.start(st);
+  CK(cudaMemcpyAsync(L.dense, L.input, k->num_inputs * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
+  densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs);
+  run_msm<fp_t>(t, k->a, L.dense, k->num_a, L.res_g1 + 2);
+  e_ma.stop(st);
+  t->cancel.check();
+
+  e_mb1.start(st);
+  densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0);
+  densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs);
+  run_msm<fp_t>(t, k->bg1, L.dense, k->num_b, L.res_g1 + 3);
+  e_mb1.stop(st);
+  t->cancel.check();
+
+  e_mb2.start(st);
+  run_msm<fp2_t>(t, k->bg2, L.dense, k->num_b, L.res_g2);
+  e_mb2.stop(st);
+
+  CK(cudaMemcpyAsync(t->results.h, L.res_g1 + 0, 192, cudaMemcpyDeviceToHost, st));
+  CK(cudaMemcpyAsync(t->results.l, L.res_g1 + 1, 192, cudaMemcpyDeviceToHost, st));
+  CK(cudaMemcpyAsync(t->results.a, L.res_g1 + 2, 192, cudaMemcpyDeviceToHost, st));
+  CK(cudaMemcpyAsync(t->results.b_g1, L.res_g1 + 3, 192, cudaMemcpyDeviceToHost, st));
+  CK(cudaMemcpyAsync(t->results.b_g2, L.res_g2, 384, cudaMemcpyDeviceToHost, st));
+  e_all.stop(st);
+  CK(cudaStreamSynchronize(st));
+  t->results.ms_h = e_h.ms();
+  t->results.ms_msm_h = e_mh.ms();
+  t->results.ms_msm_l = e_ml.ms();
+  t->results.ms_msm_a = e_ma.ms();
+  t->results.ms_msm_b_g1 = e_mb1.ms();
+  t->results.ms_msm_b_g2 = e_mb2.ms();
+  t->results.ms_compute = e_all.ms();
+  (void)pinned;
+  t->computed = true;
+}
+
+}  // namespace c2g

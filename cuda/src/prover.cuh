@@ -1,0 +1,81 @@
+// The Groth16 partition prover behind the C ABI: a key (parameters resident
+// in device memory or page-locked on the host, plus NTT tables) and tasks
+// (one witness each: upload, compute, results).
+#pragma once
+#include <mutex>
+#include <vector>
+
+#include "common.cuh"
+#include "curve.cuh"
+#include "msm.cuh"
+#include "ntt.cuh"
+
+struct c2g_buffer {
+  int device;
+  void* ptr;
+  uint64_t bytes;
+};
+
+struct c2g_key {
+  int device = 0;
+  uint64_t domain = 0;
+  uint32_t log_n = 0;
+  uint64_t num_inputs = 0, num_aux = 0, num_a = 0, num_b = 0;
+  int residency = C2G_RESIDENCY_DEVICE;
+  const c2g::g1_affine *h = nullptr, *l = nullptr, *a = nullptr, *bg1 = nullptr;
+  const c2g::g2_affine* bg2 = nullptr;
+  std::vector<void*> owned;       // device allocations
+  std::vector<void*> registered;  // host ranges page-locked with cudaHostRegister
+  c2g::ntt_tables tables;
+  uint64_t stream_chunk = 0;  // points per staging chunk (pinned residency)
+};
+
+namespace c2g {
+
+// Byte layout of a task's single device allocation.
+struct task_layout {
+  // persistent
+  fr_t *aux, *input, *hvec;  // hvec: b, then h
+  uint64_t *dens_a, *dens_bi, *dens_ba;
+  xyzz_t<fp_t>* res_g1;   // 4 results: h, l, a, b_g1
+  xyzz_t<fp2_t>* res_g2;  // 1 result: b_g2
+  // transient region X: H phase (a, c) or MSM phase (dense scalars, scan
+  // temporaries, MSM scratch, staging)
+  fr_t *va, *vc;
+  fr_t* dense;
+  uint32_t *word_cnt, *word_pre;
+  void* scan_temp;
+  size_t scan_bytes;
+  char* msm_base;
+  uint64_t msm_bytes;
+  affine_t<fp2_t>* stage[2];  // staging (pinned residency), sized for G2 chunks
+  xyzz_t<fp2_t>* chunk_out;   // per-chunk sums (pinned residency)
+  uint64_t total;
+};
+
+}  // namespace c2g
+
+struct c2g_task {
+  int device = 0;
+  c2g_key* key = nullptr;
+  uint64_t rows = 0;
+  cudaStream_t stream = nullptr, copy_stream = nullptr;
+  cudaEvent_t ev[4] = {};
+  void* mem = nullptr;
+  c2g::task_layout lay{};
+  uint64_t b_inputs = 0;  // popcount of the B input density
+  bool uploaded = false, computed = false;
+  c2g::cancel_flag cancel;
+  c2g_results results{};
+};
+
+namespace c2g {
+uint64_t key_device_bytes(const c2g_key_desc& d);
+c2g_key* key_create(int device, const c2g_key_desc& d);
+void key_free(c2g_key* k);
+c2g_task* task_create(int device, c2g_key* key, uint64_t rows);
+uint64_t key_task_bytes(const c2g_key* k, uint64_t rows);
+void task_upload(c2g_task* t, const c2g_witness& w);
+void task_compute(c2g_task* t);
+void task_free(c2g_task* t);
+}  // namespace c2g

@@ -1,0 +1,13 @@
+// Host build of the device arithmetic (field, extension field, XYZZ curve
+// ops) for the Go tests: the same source as the kernels, with the PTX carry
+// instructions emulated, checked against gnark-crypto on machines without a
+// GPU. Built by the test itself (g++) or by cuda/build.sh hostarith.
+#include "../src/selftest.cuh"
+
+extern "C" int c2g_host_selftest(int op, const void* in0, const void* in1, void* out, uint64_t n) {
+  uint32_t s0, s1, so;
+  if (!c2g::selftest_sizes(op, &s0, &s1, &so)) return 1;
+  for (uint64_t i = 0; i < n; i++)
+    c2g::selftest_op(op, (const uint8_t*)in0, (const uint8_t*)in1, (uint8_t*)out, i);
+  return 0;
+}
