@@ -74,7 +74,7 @@ func TestMain(m *testing.M) {
 // params runs the real Groth16 setup of the test shape once per package
 // (deterministic seed: test parameters only) and writes <shape>.params and
 // <shape>.vk where the coordinator looks for them.
-func params(t *testing.T) *groth16.ProvingKey {
+func params(t testing.TB) *groth16.ProvingKey {
 	t.Helper()
 	paramsOnce.Do(func() {
 		shape, err := porep.ShapeByName(testShape)
@@ -93,7 +93,7 @@ func params(t *testing.T) *groth16.ProvingKey {
 }
 
 // sealedC1 seals a random sector of the test shape and returns its C1 JSON.
-func sealedC1(t *testing.T, seed uint64) []byte {
+func sealedC1(t testing.TB, seed uint64) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: testShape, Seed: seed}, &buf)
@@ -104,13 +104,13 @@ func sealedC1(t *testing.T, seed uint64) []byte {
 // cluster is the shared infrastructure of one test: a real embedded NATS
 // JetStream server and a private Redis key space.
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	q     *queue.Queue
 	store *jobstore.Store
 }
 
-func newCluster(t *testing.T, qcfg queue.Config) *cluster {
+func newCluster(t testing.TB, qcfg queue.Config) *cluster {
 	t.Helper()
 	srv := queuetest.Server(t)
 	nc := queuetest.Conn(t, srv)
@@ -127,7 +127,8 @@ func newCluster(t *testing.T, qcfg queue.Config) *cluster {
 type coordinator struct {
 	srv    *server.Server
 	http   *httptest.Server
-	client *client.Client
+	client *client.Client // Connect protocol (HTTP/1.1, JSON-compatible)
+	grpc   *client.Client // gRPC over HTTP/2 cleartext
 	stop   sync.Once
 }
 
@@ -138,9 +139,12 @@ func (c *cluster) startCoordinator(cfg server.Config) *coordinator {
 	require.NoError(c.t, err)
 	require.NoError(c.t, srv.Start(c.ctx))
 	hs := httptest.NewUnstartedServer(srv.Mux())
-	hs.EnableHTTP2 = true
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS, as coordinator serve does
+	hs.Config.Protocols = protocols
 	hs.Start()
-	co := &coordinator{srv: srv, http: hs, client: client.New(hs.URL)}
+	co := &coordinator{srv: srv, http: hs, client: client.New(hs.URL), grpc: client.New(hs.URL, client.WithGRPC())}
 	c.t.Cleanup(co.Stop)
 	return co
 }
@@ -312,7 +316,7 @@ func (w *testWorker) provedCount() int {
 // verifyIndependently checks a job's proof partition by partition with the
 // single-proof verifier and the natively computed public inputs: an oracle
 // independent of the coordinator's batch verification.
-func verifyIndependently(t *testing.T, doc []byte, proof []byte) {
+func verifyIndependently(t testing.TB, doc []byte, proof []byte) {
 	t.Helper()
 	out, err := c1.ParseBytes(doc)
 	require.NoError(t, err)
@@ -341,5 +345,3 @@ func waitState(t *testing.T, c *cluster, job string, want jobstore.State) *jobst
 	}, 3*time.Minute, 20*time.Millisecond, "job %s never reached %s", job, want)
 	return j
 }
-
-var _ = http.StatusOK

@@ -109,7 +109,7 @@ func TestIdempotentResubmit(t *testing.T) {
 	require.False(t, first.Deduplicated)
 	require.Equal(t, testShape, first.Shape)
 	require.EqualValues(t, 3, first.Partitions)
-	again, err := co.client.Submit(c.ctx, req)
+	again, err := co.grpc.Submit(c.ctx, req) // same service over gRPC
 	require.NoError(t, err)
 	require.True(t, again.Deduplicated)
 	require.Equal(t, first.JobId, again.JobId)

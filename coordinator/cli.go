@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/c2cluster/c2cluster/pkg/client"
+	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
+)
+
+// clientFlags are shared by the client subcommands.
+type clientFlags struct {
+	addr string
+	grpc bool
+}
+
+func (c *clientFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.addr, "addr", envOr("C2_COORDINATOR", "http://127.0.0.1:8080"), "coordinator URL ($C2_COORDINATOR)")
+	fs.BoolVar(&c.grpc, "grpc", false, "use gRPC instead of the Connect (HTTP/JSON-compatible) protocol")
+}
+
+func (c *clientFlags) client() *client.Client {
+	if c.grpc {
+		return client.New(c.addr, client.WithGRPC())
+	}
+	return client.New(c.addr)
+}
+
+// submitFlags describe a submission.
+type submitFlags struct {
+	clientFlags
+	c1File   string
+	shape    string
+	priority string
+	key      string
+	vanilla  bool
+	miner    uint64
+	sector   uint64
+	out      string
+	wait     bool
+}
+
+func parseSubmit(name string, args []string, stderr io.Writer, wait bool) (*submitFlags, error) {
+	fs := newFlags(name, stderr)
+	f := &submitFlags{wait: wait}
+	f.register(fs)
+	fs.StringVar(&f.c1File, "c1", "", "C1 output JSON file ('-' for stdin); required")
+	fs.StringVar(&f.shape, "shape", "", "expected proof shape (checked against the C1 output)")
+	fs.StringVar(&f.priority, "priority", "normal", "high, normal or low")
+	fs.StringVar(&f.key, "key", "", "idempotency key: resubmitting with it returns the same job")
+	fs.BoolVar(&f.vanilla, "verify-vanilla", false, "ask the coordinator to check the vanilla proofs first")
+	fs.Uint64Var(&f.miner, "miner", 0, "miner (prover) id, informational")
+	fs.Uint64Var(&f.sector, "sector", 0, "sector number, informational")
+	fs.StringVar(&f.out, "out", "", "write the proof's bytes here (default: hex on stdout)")
+	if !wait {
+		fs.BoolVar(&f.wait, "wait", false, "wait for the proof, with progress")
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if f.c1File == "" {
+		fs.Usage()
+		return nil, fmt.Errorf("%w: -c1 is required", exitCode(2))
+	}
+	return f, nil
+}
+
+func (f *submitFlags) request() (*c2clusterv1.SubmitRequest, error) {
+	var doc []byte
+	var err error
+	if f.c1File == "-" {
+		doc, err = io.ReadAll(os.Stdin)
+	} else {
+		doc, err = os.ReadFile(f.c1File)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read C1: %w", err)
+	}
+	prio, ok := map[string]c2clusterv1.Priority{"high": c2clusterv1.Priority_PRIORITY_HIGH,
+		"normal": c2clusterv1.Priority_PRIORITY_NORMAL, "low": c2clusterv1.Priority_PRIORITY_LOW}[f.priority]
+	if !ok {
+		return nil, fmt.Errorf("%w: -priority %q is not high, normal or low", exitCode(2), f.priority)
+	}
+	return &c2clusterv1.SubmitRequest{C1Json: doc, Shape: f.shape, Priority: prio, IdempotencyKey: f.key,
+		VerifyVanilla: f.vanilla, Sector: &c2clusterv1.SectorRef{MinerId: f.miner, SectorNumber: f.sector}}, nil
+}
+
+func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseSubmit("submit", args, stderr, false)
+	if err != nil {
+		return err
+	}
+	return submitAndMaybeWait(ctx, f, stdout, stderr)
+}
+
+func runProve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseSubmit("prove", args, stderr, true)
+	if err != nil {
+		return err
+	}
+	return submitAndMaybeWait(ctx, f, stdout, stderr)
+}
+
+func submitAndMaybeWait(ctx context.Context, f *submitFlags, stdout, stderr io.Writer) error {
+	req, err := f.request()
+	if err != nil {
+		return err
+	}
+	c := f.client()
+	sub, err := c.Submit(ctx, req)
+	if err != nil {
+		return err
+	}
+	dedup := ""
+	if sub.Deduplicated {
+		dedup = " (existing job for this idempotency key)"
+	}
+	fmt.Fprintf(stderr, "submitted job %s: shape %s, %d partitions%s\n", sub.JobId, sub.Shape, sub.Partitions, dedup)
+	if !f.wait {
+		fmt.Fprintln(stdout, sub.JobId)
+		return nil
+	}
+	return watchAndWrite(ctx, c, sub.JobId, f.out, stdout, stderr)
+}
+
+// watchAndWrite shows progress lines on stderr until the job ends, then
+// writes the proof.
+func watchAndWrite(ctx context.Context, c *client.Client, job, out string, stdout, stderr io.Writer) error {
+	st, err := c.Watch(ctx, job, func(j *c2clusterv1.JobStatus) {
+		fmt.Fprintln(stderr, client.ProgressLine(j))
+	})
+	if err != nil {
+		return err
+	}
+	t := st.Timings
+	fmt.Fprintf(stderr, "timings: queue wait %.0f ms, synthesis %.0f ms, prove %.0f ms, lock wait %.0f ms, verify %.0f ms (sums over partitions); assemble %.0f ms; total %.0f ms\n",
+		t.GetQueueWaitMs(), t.GetSynthesisMs(), t.GetProveMs(), t.GetLockWaitMs(), t.GetVerifyMs(), t.GetAssembleMs(), t.GetTotalMs())
+	if st.TraceId != "" {
+		fmt.Fprintf(stderr, "trace id: %s\n", st.TraceId)
+	}
+	if out != "" {
+		if err := os.WriteFile(out, st.Proof, 0o644); err != nil {
+			return fmt.Errorf("write proof: %w", err)
+		}
+		fmt.Fprintf(stderr, "proof (%d bytes) written to %s\n", len(st.Proof), out)
+		return nil
+	}
+	fmt.Fprintln(stdout, hex.EncodeToString(st.Proof))
+	return nil
+}
+
+func runAwait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("await", stderr)
+	var cf clientFlags
+	cf.register(fs)
+	out := fs.String("out", "", "write the proof's bytes here (default: hex on stdout)")
+	timeout := fs.Duration("timeout", 0, "give up after this long (0: never)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: usage: coordinator await [flags] JOB", exitCode(2))
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	return watchAndWrite(ctx, cf.client(), fs.Arg(0), *out, stdout, stderr)
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("status", stderr)
+	var cf clientFlags
+	cf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		return fmt.Errorf("%w: usage: coordinator status [flags] [JOB]", exitCode(2))
+	}
+	res, err := cf.client().Status(ctx, fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	if j := res.Job; j != nil {
+		fmt.Fprintln(stdout, client.ProgressLine(j))
+		t := j.Timings
+		fmt.Fprintf(stdout, "  shape %s, priority %s, sector %d/%d, trace %s\n", j.Shape,
+			strings.ToLower(strings.TrimPrefix(j.Priority.String(), "PRIORITY_")), j.GetSector().GetMinerId(), j.GetSector().GetSectorNumber(), j.TraceId)
+		fmt.Fprintf(stdout, "  timings (ms): queue wait %.0f, synthesis %.0f, prove %.0f, lock wait %.0f, verify %.0f, assemble %.0f, total %.0f\n",
+			t.GetQueueWaitMs(), t.GetSynthesisMs(), t.GetProveMs(), t.GetLockWaitMs(), t.GetVerifyMs(), t.GetAssembleMs(), t.GetTotalMs())
+	}
+	fmt.Fprintf(stdout, "workers: %d\n", len(res.Workers))
+	for _, w := range res.Workers {
+		var resident []string
+		for _, r := range w.Resident {
+			resident = append(resident, r.Shape+"@"+r.Residency)
+		}
+		fmt.Fprintf(stdout, "  %s host %s devices %v slots %d resident %v current %v (heartbeat %s ago)\n", w.Id, w.Host, w.Devices, w.Slots,
+			resident, w.Current, time.Since(time.UnixMilli(w.HeartbeatUnixMs)).Round(time.Second))
+	}
+	fmt.Fprintln(stdout, "queue:")
+	if len(res.Queue) == 0 {
+		fmt.Fprintln(stdout, "  empty")
+	}
+	for _, d := range res.Queue {
+		fmt.Fprintf(stdout, "  %s/%s: %d pending\n", d.Shape, d.Lane, d.Pending)
+	}
+	return nil
+}
+
+func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("cancel", stderr)
+	var cf clientFlags
+	cf.register(fs)
+	reason := fs.String("reason", "", "why (recorded on the job)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: usage: coordinator cancel [flags] JOB", exitCode(2))
+	}
+	st, err := cf.client().Cancel(ctx, fs.Arg(0), *reason)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, client.ProgressLine(st))
+	return nil
+}
+
+func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("list", stderr)
+	var cf clientFlags
+	cf.register(fs)
+	state := fs.String("state", "", "only jobs in this state: queued, proving, assembling, done, failed, cancelled")
+	limit := fs.Int("limit", 50, "at most this many jobs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var st c2clusterv1.JobState
+	if *state != "" {
+		v, ok := c2clusterv1.JobState_value["JOB_STATE_"+strings.ToUpper(*state)]
+		if !ok {
+			return fmt.Errorf("%w: unknown -state %q", exitCode(2), *state)
+		}
+		st = c2clusterv1.JobState(v)
+	}
+	jobs, err := cf.client().List(ctx, st, *limit)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(stdout, "%s  %s  %s\n", time.UnixMilli(j.CreatedUnixMs).Format(time.DateTime), j.Shape, client.ProgressLine(j))
+	}
+	return nil
+}

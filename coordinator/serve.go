@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/c2cluster/c2cluster/coordinator/server"
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+)
+
+// serveConfig is the serve command's configuration (flags and environment).
+type serveConfig struct {
+	listen          string
+	natsURL         string
+	natsEmbeddedDir string
+	redisAddr       string
+	redisPrefix     string
+	paramsDir       string
+	otlpEndpoint    string
+	otlpInsecure    bool
+	logLevel        string
+	logFormat       string
+	maxC1Bytes      int64
+	verifyVanilla   bool
+	ackWait         time.Duration
+	maxDeliver      int
+	shutdownTimeout time.Duration
+}
+
+func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
+	fs := newFlags("serve", stderr)
+	c := &serveConfig{}
+	fs.StringVar(&c.listen, "listen", envOr("C2_LISTEN", "127.0.0.1:8080"), "address of the API, /metrics and /healthz ($C2_LISTEN)")
+	fs.StringVar(&c.natsURL, "nats", envOr("C2_NATS_URL", "nats://127.0.0.1:4222"), "NATS server URL ($C2_NATS_URL)")
+	fs.StringVar(&c.natsEmbeddedDir, "nats-embedded-dir", envOr("C2_NATS_EMBEDDED_DIR", ""), "run an embedded NATS server with JetStream stored here instead of dialing -nats ($C2_NATS_EMBEDDED_DIR)")
+	fs.StringVar(&c.redisAddr, "redis", envOr("C2_REDIS_ADDR", "127.0.0.1:6379"), "Redis address ($C2_REDIS_ADDR)")
+	fs.StringVar(&c.redisPrefix, "redis-prefix", envOr("C2_REDIS_PREFIX", jobstore.PrefixDefault), "prefix of every Redis key ($C2_REDIS_PREFIX)")
+	fs.StringVar(&c.paramsDir, "params-dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.vk verifying keys ($C2_PARAMS_DIR)")
+	fs.StringVar(&c.otlpEndpoint, "otlp", envOr("C2_OTLP_ENDPOINT", ""), "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export ($C2_OTLP_ENDPOINT)")
+	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", envOr("C2_OTLP_INSECURE", "true") == "true", "no TLS to the collector ($C2_OTLP_INSECURE)")
+	fs.StringVar(&c.logLevel, "log-level", envOr("C2_LOG_LEVEL", "info"), "debug, info, warn or error ($C2_LOG_LEVEL)")
+	fs.StringVar(&c.logFormat, "log-format", envOr("C2_LOG_FORMAT", "text"), "text or json ($C2_LOG_FORMAT)")
+	maxC1, err := strconv.ParseInt(envOr("C2_MAX_C1_BYTES", strconv.Itoa(server.MaxC1BytesDefault)), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("C2_MAX_C1_BYTES: %w", err)
+	}
+	fs.Int64Var(&c.maxC1Bytes, "max-c1-bytes", maxC1, "largest C1 output accepted ($C2_MAX_C1_BYTES)")
+	fs.BoolVar(&c.verifyVanilla, "verify-vanilla", envOr("C2_VERIFY_VANILLA", "false") == "true", "run the native vanilla-proof check on every submit ($C2_VERIFY_VANILLA)")
+	ackWait, err := time.ParseDuration(envOr("C2_ACK_WAIT", queue.AckWaitDefault.String()))
+	if err != nil {
+		return nil, fmt.Errorf("C2_ACK_WAIT: %w", err)
+	}
+	fs.DurationVar(&c.ackWait, "ack-wait", ackWait, "JetStream AckWait of partition tasks; workers heartbeat well inside it ($C2_ACK_WAIT)")
+	maxDeliver, err := strconv.Atoi(envOr("C2_MAX_DELIVER", strconv.Itoa(queue.MaxDeliverDefault)))
+	if err != nil {
+		return nil, fmt.Errorf("C2_MAX_DELIVER: %w", err)
+	}
+	fs.IntVar(&c.maxDeliver, "max-deliver", maxDeliver, "deliveries of a partition before it is a dead letter and fails its job ($C2_MAX_DELIVER)")
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	return c, nil
+}
+
+func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg, err := parseServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := telemetry.NewLogger(stderr, telemetry.LogConfig{Level: cfg.logLevel, Format: cfg.logFormat})
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-coordinator", Endpoint: cfg.otlpEndpoint, Insecure: cfg.otlpInsecure})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tr.Shutdown(sctx)
+	}()
+
+	natsURL := cfg.natsURL
+	if cfg.natsEmbeddedDir != "" {
+		emb, err := queue.StartEmbedded(queue.EmbeddedConfig{StoreDir: cfg.natsEmbeddedDir})
+		if err != nil {
+			return err
+		}
+		defer emb.Shutdown()
+		natsURL = emb.URL()
+		log.Info("coordinator: embedded NATS JetStream", slog.String("url", natsURL), slog.String("dir", cfg.natsEmbeddedDir))
+	}
+	nc, err := queue.Connect(natsURL, "c2-coordinator")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	q, err := queue.Open(ctx, nc, queue.Config{AckWait: cfg.ackWait, MaxDeliver: cfg.maxDeliver})
+	if err != nil {
+		return err
+	}
+
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
+	defer rdb.Close()
+	if err := redisotel.InstrumentTracing(rdb); err != nil {
+		return fmt.Errorf("redis tracing: %w", err)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis %s: %w", cfg.redisAddr, err)
+	}
+	store, err := jobstore.New(rdb, jobstore.Config{Prefix: cfg.redisPrefix})
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(cfg.paramsDir); err != nil || !st.IsDir() {
+		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
+	}
+	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, VerifyVanilla: cfg.verifyVanilla, Logger: log}, q, store,
+		&server.PoRep{ParamsDir: cfg.paramsDir, MaxC1Bytes: cfg.maxC1Bytes})
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		return err
+	}
+	defer srv.Stop()
+
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.listen, err)
+	}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
+	hs := &http.Server{Handler: srv.Mux(), Protocols: protocols, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", natsURL),
+		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("coordinator: shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	return nil
+}
