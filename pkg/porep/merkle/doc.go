@@ -9,6 +9,13 @@
 // concatenated children, top two bits cleared); trees C and R_last use
 // Poseidon with the shape's arities.
 //
+// SparseTree is the same tree over any number of leaves (2^31 included) when
+// all but a set of explicit leaves hold one default value: it keeps the
+// explicit leaves, the nodes above them and one default subtree hash per
+// level, and its roots and proofs equal those of the dense Tree for the same
+// assignment. The sealer's sparse benchmark mode opens 32 GiB and 64 GiB
+// trees with it.
+//
 // It does not know what the leaves mean (data, columns, replica nodes) and
 // holds no JSON: the C1 format lives in porep/c1.
 package merkle

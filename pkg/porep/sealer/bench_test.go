@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"runtime"
 	"testing"
 
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
@@ -73,6 +74,49 @@ func BenchmarkParseVerify(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+		b.Run(name+"/verify", func(b *testing.B) {
+			for b.Loop() {
+				if err := verifier.Verify(context.Background(), out, verifier.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSparseC1 times the sparse benchmark-input mode on the large
+// shapes: WriteSparseC1 (sparse seal + vanilla proofs + JSON), c1.Parse and
+// the full verifier.Verify of its output. live-MB is the Go heap in use after
+// parsing, with the C1 document and its parsed form alive.
+//
+//	go test -run XXX -bench BenchmarkSparseC1 -benchtime 3x -benchmem ./pkg/porep/sealer/
+func BenchmarkSparseC1(b *testing.B) {
+	for _, name := range []string{"32GiB", "64GiB"} {
+		var buf bytes.Buffer
+		b.Run(name+"/write", func(b *testing.B) {
+			for b.Loop() {
+				buf.Reset()
+				if _, err := WriteSparseC1(context.Background(), SparseC1Config{Shape: name, Seed: 1}, &buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "c1-bytes")
+		})
+		doc := buf.Bytes()
+		var out *c1.Output
+		b.Run(name+"/parse", func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				var err error
+				if out, err = c1.ParseBytes(doc); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var ms runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MB")
 		})
 		b.Run(name+"/verify", func(b *testing.B) {
 			for b.Loop() {

@@ -8,8 +8,15 @@
 //
 // Everything is held in memory, so it is meant for the official 2 KiB and
 // 8 MiB shapes and the test shapes. Proof generation reads the sector through
-// the Source interface, so a sparse large-sector mode can supply nodes and
-// paths without materializing every tree.
+// the Source interface.
+//
+// For every shape, 32 GiB and 64 GiB included, SealSparse and WriteSparseC1
+// produce a BENCHMARK INPUT instead of a sealed sector: an all-zero sector in
+// which only the challenged nodes, their parents' columns and their Merkle
+// paths have values (SparseSector, a Source over merkle.SparseTree). Its C1
+// is schema-exact, passes verifier.Verify and satisfies the partition
+// circuits, in seconds, but its comm_r commits to no replica; the progress
+// output and SparseC1Help say so, the C1 itself cannot.
 //
 // It does not verify proofs (porep/verifier) or build circuits (porep/circuit).
 package sealer

@@ -33,6 +33,11 @@ func Commit1(ctx context.Context, s *porep.Shape, src Source, ticket, seed [32]b
 	if err != nil {
 		return nil, err
 	}
+	return commit1(ctx, s, g, src, ticket, seed, progress)
+}
+
+// commit1 is Commit1 with the shape's graph given.
+func commit1(ctx context.Context, s *porep.Shape, g *graph.Graph, src Source, ticket, seed [32]byte, progress *Progress) (*c1.Output, error) {
 	commD, commR, rid := src.Commitments()
 	parts := make([][]c1.ChallengeProof, s.Partitions)
 	for k := range s.Partitions {

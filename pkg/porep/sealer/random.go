@@ -34,6 +34,9 @@ type Result struct {
 	ReplicaID porep.Domain
 	Bytes     int64
 	Output    *c1.Output
+	// BenchmarkInput is true for a sparse C1 (WriteSparseC1): it passes the
+	// verifier but its comm_r commits to no sealed replica.
+	BenchmarkInput bool
 }
 
 // WriteRandomC1 seals a sector of the named shape (random data from Seed, or
