@@ -1,0 +1,187 @@
+package circuit
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark/constraint"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+)
+
+// Errors callers branch on. Both mean the input can never be proved as it is
+// (a worker terminates the task instead of retrying it).
+var (
+	// ErrInvalidInput: the C1 output or partition index does not fit the
+	// compiled shape (wrong shape, missing or misshapen proofs, out-of-range
+	// partition, values that are not field elements).
+	ErrInvalidInput = errors.New("circuit: invalid input")
+	// ErrUnsatisfied: the witness was built but violates a constraint: some
+	// check of the vanilla proof fails.
+	ErrUnsatisfied = errors.New("circuit: witness does not satisfy the partition circuit")
+)
+
+// Compiled is the compiled partition circuit of one shape: the gnark R1CS
+// wrapped for the Groth16 engine (densities computed once). It is immutable
+// and safe for concurrent use; ForShape shares one per shape per process.
+type Compiled struct {
+	params  Params
+	circuit *groth16.Circuit
+	compile time.Duration
+}
+
+// ParamsOf returns the circuit dimensions of a porep shape.
+func ParamsOf(s *porep.Shape) (Params, error) {
+	if s == nil {
+		return Params{}, fmt.Errorf("%w: nil shape", ErrInvalidInput)
+	}
+	if err := s.Validate(); err != nil {
+		return Params{}, err
+	}
+	p := Params{
+		Name: s.Name, Nodes: s.Nodes, Layers: s.Layers,
+		DRGDegree: s.BaseDegree, ExpDegree: s.ExpDegree, LabelParents: s.LabelParents,
+		Challenges: s.ChallengesPerPartition,
+		Tree:       TreeArity{Base: s.Tree.Base, Sub: s.Tree.Sub, Top: s.Tree.Top},
+	}
+	return p, p.Validate()
+}
+
+// Option configures ForShape and Compile.
+type Option func(*options)
+
+type options struct {
+	progress groth16.Progress
+}
+
+// WithProgress reports long stages (compiling, solving) to p.
+func WithProgress(p groth16.Progress) Option { return func(o *options) { o.progress = p } }
+
+func collect(opts []Option) options {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.progress == nil {
+		o.progress = func(string, int64, int64) {}
+	}
+	return o
+}
+
+// cache holds one compiled circuit per Params for the whole process. A
+// failed compilation is cached too: it is a property of the parameters.
+var cache = struct {
+	mu sync.Mutex
+	m  map[Params]*cacheEntry
+}{m: map[Params]*cacheEntry{}}
+
+type cacheEntry struct {
+	done chan struct{}
+	c    *Compiled
+	err  error
+}
+
+// ForShape returns the compiled circuit of shape s, compiling it on first use.
+// Concurrent callers for the same shape wait for one compilation.
+func ForShape(s *porep.Shape, opts ...Option) (*Compiled, error) {
+	p, err := ParamsOf(s)
+	if err != nil {
+		return nil, err
+	}
+	return forParams(p, opts...)
+}
+
+func forParams(p Params, opts ...Option) (*Compiled, error) {
+	cache.mu.Lock()
+	e, ok := cache.m[p]
+	if !ok {
+		e = &cacheEntry{done: make(chan struct{})}
+		cache.m[p] = e
+	}
+	cache.mu.Unlock()
+	if ok {
+		<-e.done
+		return e.c, e.err
+	}
+	e.c, e.err = Compile(p, opts...)
+	close(e.done)
+	return e.c, e.err
+}
+
+// Compile compiles the circuit of p without the process-wide cache (ForShape
+// is what a worker wants).
+func Compile(p Params, opts ...Option) (*Compiled, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	o := collect(opts)
+	stage := "circuit: compile " + p.Name
+	o.progress(stage, 0, 1)
+	start := time.Now()
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, newPartitionCircuit(p))
+	if err != nil {
+		return nil, fmt.Errorf("circuit: compile %q: %w", p.Name, err)
+	}
+	gc, err := groth16.NewCircuit(ccs)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: compile %q: %w", p.Name, err)
+	}
+	if got := gc.NumInputs() - 1; got != p.NumPublic() {
+		return nil, fmt.Errorf("circuit: compile %q: %d public inputs, want %d", p.Name, got, p.NumPublic())
+	}
+	o.progress(stage, 1, 1)
+	return &Compiled{params: p, circuit: gc, compile: time.Since(start)}, nil
+}
+
+// Params returns the circuit's dimensions.
+func (c *Compiled) Params() Params { return c.params }
+
+// Circuit returns the compiled circuit as the Groth16 engine takes it (for
+// Setup and Solve).
+func (c *Compiled) Circuit() *groth16.Circuit { return c.circuit }
+
+// CompileTime is how long compiling took.
+func (c *Compiled) CompileTime() time.Duration { return c.compile }
+
+// Stats are the sizes of a compiled partition circuit.
+type Stats struct {
+	Constraints int // the circuit's own constraints
+	Inputs      int // public variables including the constant one (bellperson's num_inputs)
+	Aux         int // private variables: gnark's secret and internal wires
+	Domain      int // Groth16 evaluation domain: next power of two ≥ Constraints + Inputs
+	// Density of the A and B queries over the aux variables, in [0, 1].
+	ADensityAux, BDensityAux float64
+	// Commitments is the number of gnark commitments (always 0 here).
+	Commitments int
+}
+
+// Stats reports the circuit's sizes.
+func (c *Compiled) Stats() Stats {
+	a, _, b := c.circuit.Densities()
+	s := Stats{
+		Constraints: c.circuit.NumConstraints(),
+		Inputs:      c.circuit.NumInputs(),
+		Aux:         c.circuit.NumAux(),
+		Domain:      c.circuit.DomainSize(),
+	}
+	if s.Aux > 0 {
+		s.ADensityAux = float64(a.Count()) / float64(s.Aux)
+		s.BDensityAux = float64(b.Count()) / float64(s.Aux)
+	}
+	s.Commitments = commitments(c.circuit)
+	return s
+}
+
+// commitments counts the gnark commitments of the wrapped R1CS.
+func commitments(gc *groth16.Circuit) int {
+	if ci, ok := gc.R1CS().CommitmentInfo.(constraint.Groth16Commitments); ok {
+		return len(ci)
+	}
+	return 0
+}

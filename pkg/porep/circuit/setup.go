@@ -1,0 +1,117 @@
+package circuit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+)
+
+// SetupConfig says where and how to write a shape's Groth16 parameters.
+type SetupConfig struct {
+	// ParamsPath and VKPath are the output files (bellperson .params and .vk
+	// layouts). Both are required; they are written through temporary files
+	// in the same directory and renamed into place, so a crash leaves no
+	// half-written parameters behind.
+	ParamsPath string
+	VKPath     string
+	// Seed, when set, makes the toxic waste a deterministic function of it.
+	// Only for tests and fixtures: whoever knows the seed can forge proofs.
+	// Empty (the default) draws it from crypto/rand.
+	Seed []byte
+	// Progress receives the stages: compile, the engine's setup stages,
+	// write.
+	Progress groth16.Progress
+}
+
+func (c *SetupConfig) validate() error {
+	switch {
+	case c.ParamsPath == "":
+		return fmt.Errorf("circuit: setup: SetupConfig.ParamsPath is empty")
+	case c.VKPath == "":
+		return fmt.Errorf("circuit: setup: SetupConfig.VKPath is empty")
+	case filepath.Clean(c.ParamsPath) == filepath.Clean(c.VKPath):
+		return fmt.Errorf("circuit: setup: SetupConfig.ParamsPath and VKPath are the same file %q", c.ParamsPath)
+	}
+	return nil
+}
+
+// Setup compiles the partition circuit of shape s, runs the Groth16 setup on
+// it and writes the proving parameters and the verifying key. It returns the
+// proving key it wrote. The output files are opened (as temporary files next
+// to their destinations) before the long work starts, so an unwritable
+// destination fails at once.
+func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.ProvingKey, err error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string, int64, int64) {}
+	}
+	pf, err := createTemp(cfg.ParamsPath)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: setup: %w", err)
+	}
+	defer discard(pf, &err)
+	vf, err := createTemp(cfg.VKPath)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: setup: %w", err)
+	}
+	defer discard(vf, &err)
+
+	c, err := ForShape(s, WithProgress(progress))
+	if err != nil {
+		return nil, err
+	}
+	opts := []groth16.SetupOption{groth16.SetupProgress(progress)}
+	if len(cfg.Seed) > 0 {
+		opts = append(opts, groth16.SetupSeed(cfg.Seed))
+	}
+	pk, err = groth16.Setup(ctx, c.Circuit(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: setup %q: %w", s.Name, err)
+	}
+	const stage = "circuit: write parameters"
+	progress(stage, 0, 2)
+	if err = finish(pf, cfg.ParamsPath, func() error { return groth16.WriteParams(pf, pk) }); err != nil {
+		return nil, fmt.Errorf("circuit: setup %q: write %s: %w", s.Name, cfg.ParamsPath, err)
+	}
+	progress(stage, 1, 2)
+	if err = finish(vf, cfg.VKPath, func() error { return groth16.WriteVerifyingKey(vf, &pk.VK) }); err != nil {
+		return nil, fmt.Errorf("circuit: setup %q: write %s: %w", s.Name, cfg.VKPath, err)
+	}
+	progress(stage, 2, 2)
+	return pk, nil
+}
+
+// createTemp opens a temporary file next to path.
+func createTemp(path string) (*os.File, error) {
+	return os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+}
+
+// finish writes f, syncs and closes it and renames it to path.
+func finish(f *os.File, path string, write func() error) error {
+	if err := write(); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// discard removes f's temporary file when the setup failed (after a
+// successful rename there is nothing left to remove).
+func discard(f *os.File, err *error) {
+	if *err != nil {
+		f.Close()
+		os.Remove(f.Name())
+	}
+}
