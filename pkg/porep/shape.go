@@ -252,6 +252,10 @@ var registry = func() map[string]Shape {
 		test(3, "test-sub", 512, 3, 2, 2, 6, 8, 37, TreeShape{8, 8, 0}),
 		test(4, "test-top", 1024, 4, 2, 2, 6, 8, 37, TreeShape{8, 8, 2}),
 		test(5, "test-11layers", 128, 11, 2, 1, 6, 8, 37, TreeShape{8, 2, 0}),
+		// test-micro is the smallest shape with several partitions: its
+		// partition circuit (~250k constraints, domain 2^18) is the one
+		// pkg/porep/circuit sets up and proves in CI.
+		test(6, "test-micro", 4, 2, 2, 1, 2, 1, 3, TreeShape{4, 0, 0}),
 	}
 	m := make(map[string]Shape, len(shapes))
 	for _, s := range shapes {
