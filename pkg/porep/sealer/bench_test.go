@@ -88,16 +88,21 @@ func BenchmarkParseVerify(b *testing.B) {
 // BenchmarkSparseC1 times the sparse benchmark-input mode on the large
 // shapes: WriteSparseC1 (sparse seal + vanilla proofs + JSON), c1.Parse and
 // the full verifier.Verify of its output. live-MB is the Go heap in use after
-// parsing, with the C1 document and its parsed form alive.
+// parsing, with the C1 document and its parsed form alive. With -v each
+// write logs its progress lines (stage timings).
 //
 //	go test -run XXX -bench BenchmarkSparseC1 -benchtime 3x -benchmem ./pkg/porep/sealer/
 func BenchmarkSparseC1(b *testing.B) {
 	for _, name := range []string{"32GiB", "64GiB"} {
 		var buf bytes.Buffer
 		b.Run(name+"/write", func(b *testing.B) {
+			var progress io.Writer
+			if testing.Verbose() {
+				progress = benchLog{b}
+			}
 			for b.Loop() {
 				buf.Reset()
-				if _, err := WriteSparseC1(context.Background(), SparseC1Config{Shape: name, Seed: 1}, &buf); err != nil {
+				if _, err := WriteSparseC1(context.Background(), SparseC1Config{Shape: name, Seed: 1, Progress: progress}, &buf); err != nil {
 					b.Fatal(err)
 				}
 			}

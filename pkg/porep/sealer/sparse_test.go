@@ -257,14 +257,15 @@ func TestWriteSparseC1LargeShapes(t *testing.T) {
 			id := &verifier.Identity{ProverID: res.Identity.ProverID, SectorID: res.Identity.SectorID}
 			require.NoError(t, verifier.Verify(ctx, out, verifier.Options{Identity: id}))
 
-			// A changed parent label is caught: the sparse C1 is not
-			// accepted by a verifier that checks nothing.
+			// A changed parent label (the last row of an expander parent's
+			// column, which no labeling proof repeats) is caught by the
+			// column hash: the verifier does check the sparse paths.
 			p := &out.VanillaProofs.Partitions()[out.Shape.Partitions-1][0]
-			p.ReplicaColumnProofs.ExpParents[0].Column.Rows[3][0] ^= 1
-			p.LabelingProofs[4].Parents[6][0] ^= 1
+			p.ReplicaColumnProofs.ExpParents[0].Column.Rows[out.Shape.Layers-1][0] ^= 1
 			var ve *verifier.Error
 			require.ErrorAs(t, verifier.Verify(ctx, out, verifier.Options{}), &ve)
 			require.Equal(t, out.Shape.Partitions-1, ve.Partition)
+			require.Equal(t, verifier.CheckColumnPath, ve.Check)
 		})
 	}
 }
