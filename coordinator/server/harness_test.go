@@ -112,6 +112,7 @@ type cluster struct {
 
 func newCluster(t testing.TB, qcfg queue.Config) *cluster {
 	t.Helper()
+	params(t) // the setup first: its time must not eat the test's deadline
 	srv := queuetest.Server(t)
 	nc := queuetest.Conn(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
