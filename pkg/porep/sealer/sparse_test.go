@@ -99,14 +99,15 @@ func densify(t *testing.T, sec *SparseSector) *denseSource {
 }
 
 // TestSparseMatchesDense seals sparse sectors of small shapes (every tree
-// layout: Single 8/0/0, Sub 8/8/0 and 8/2/0, Top 8/8/2; 2 to 11 layers) and
+// layout: Single 8/0/0 and 4/0/0, Sub 8/8/0 and 8/2/0, Top 8/8/2; 2 to 11
+// layers) and
 // compares them with the same assignment materialized densely: labels
 // recomputed by the dense labeler, roots of trees D, C and R_last, every
 // inclusion proof the C1 uses, and the C1 bytes of Commit1 over both
 // sources. The sparse C1 then passes the full native verifier.
 func TestSparseMatchesDense(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"2KiB", "test-tiny", "test-mini", "test-sub", "test-top", "test-11layers"} {
+	for _, name := range []string{"2KiB", "test-micro", "test-tiny", "test-mini", "test-sub", "test-top", "test-11layers"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
