@@ -18,8 +18,7 @@ import (
 // and requires equal roots and byte-equal inclusion proofs for every leaf.
 func TestSparseEqualsDense(t *testing.T) {
 	t.Parallel()
-	r := rand.New(rand.NewPCG(11, 12))
-	for _, c := range []struct {
+	for ci, c := range []struct {
 		name   string
 		shape  porep.TreeShape
 		leaves int
@@ -35,6 +34,7 @@ func TestSparseEqualsDense(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
+			r := rand.New(rand.NewPCG(11, uint64(ci)))
 			def := randomLeaves(r, 1)[0]
 			values := randomLeaves(r, c.leaves)
 			n := uint64(c.leaves)
