@@ -13,7 +13,7 @@ import (
 // small circuit with sub and top tree levels, three layers and two
 // challenges. That is what makes the 32 GiB extrapolation exact.
 func TestBreakdownMatchesCompiled(t *testing.T) {
-	s, err := porep.ShapeByName(proveShape)
+	s, err := porep.ShapeByName(solveShape)
 	require.NoError(t, err)
 	mini, err := ParamsOf(s)
 	require.NoError(t, err)

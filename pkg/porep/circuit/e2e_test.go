@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
@@ -18,9 +19,14 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep/verifier"
 )
 
-// proveShape is the test shape proved end to end in CI: the smallest one
-// with several partitions (its domain decides the setup and proving time).
-const proveShape = "test-mini"
+// Test shapes: proveShape is set up and proved end to end in CI, the
+// smallest shape with several partitions (its 2^18 domain decides the setup
+// and proving time); solveShape, with official tree arity 8, a 6-level tree
+// D and expander parents in its labels, is synthesized (solved) only.
+const (
+	proveShape = "test-micro"
+	solveShape = "test-mini"
+)
 
 // sealedC1 seals a random sector of the shape and returns its C1 JSON.
 func sealedC1(t testing.TB, shape string, seed uint64) []byte {
@@ -58,19 +64,28 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 		Seed:       []byte("circuit e2e test"),
 		Progress:   groth16.ProgressLines(&progress),
 	}
-	_, err := Setup(ctx, out.Shape, cfg)
+	start := time.Now()
+	written, err := Setup(ctx, out.Shape, cfg)
 	require.NoError(t, err)
+	t.Logf("setup (compile, groth16 setup, write): %v", time.Since(start))
 	require.Contains(t, progress.String(), "circuit: compile "+proveShape)
 	require.Contains(t, progress.String(), "circuit: write parameters 100%")
 
-	// The worker and the verifier read what setup wrote.
-	pk, err := groth16.ReadParams(cfg.ParamsPath)
+	// The worker and the verifier read what setup wrote (the subgroup check
+	// of every point is pkg/groth16's to test; this file was just written).
+	start = time.Now()
+	pk, err := groth16.ReadParams(cfg.ParamsPath, groth16.SkipSubgroupCheck())
 	require.NoError(t, err)
+	require.Equal(t, written.VK, pk.VK)
+	require.Equal(t, len(written.H), len(pk.H))
+	require.Equal(t, len(written.BG2), len(pk.BG2))
+	t.Logf("read parameters: %v", time.Since(start))
 	f, err := os.Open(cfg.VKPath)
 	require.NoError(t, err)
 	vk, err := groth16.ReadVerifyingKey(f)
 	require.NoError(t, f.Close())
 	require.NoError(t, err)
+	require.Equal(t, written.VK, *vk)
 	require.Len(t, vk.IC, 1+len(mustPublic(t, out, 0)))
 
 	c, err := ForShape(out.Shape)
@@ -82,15 +97,19 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 	proofs := make([][]byte, out.Shape.Partitions)
 	inputs := make([][]fr.Element, out.Shape.Partitions)
 	for k := range proofs {
+		start := time.Now()
 		w, err := c.Synthesize(ctx, out, k)
 		require.NoError(t, err, "partition %d", k)
+		synth := time.Since(start)
 		inputs[k] = mustPublic(t, out, k)
 		require.Equal(t, inputs[k], w.Input[1:], "partition %d: solver's public wires vs native public inputs", k)
 
 		rnd, err := groth16.NewRandomness()
 		require.NoError(t, err)
+		start = time.Now()
 		proof, _, err := groth16.Prove(ctx, key, w, rnd)
 		require.NoError(t, err, "partition %d", k)
+		t.Logf("partition %d: synthesize %v, prove %v", k, synth, time.Since(start))
 		proofs[k], err = proof.MarshalBinary()
 		require.NoError(t, err)
 	}
@@ -114,11 +133,21 @@ func mustPublic(t testing.TB, out *c1.Output, k int) []fr.Element {
 // native verifier names the failed check and the circuit is unsatisfied.
 func TestTamperedC1IsUnsatisfied(t *testing.T) {
 	ctx := context.Background()
-	doc := sealedC1(t, proveShape, 12)
-	shape, err := porep.ShapeByName(proveShape)
+	doc := sealedC1(t, solveShape, 12)
+	shape, err := porep.ShapeByName(solveShape)
 	require.NoError(t, err)
 	c, err := ForShape(shape)
 	require.NoError(t, err)
+
+	// Untampered, every partition is satisfied and the solver's public
+	// wires are the natively computed inputs.
+	valid := parseC1(t, doc)
+	require.NoError(t, verifyNative(ctx, valid))
+	for k := range shape.Partitions {
+		w, err := c.Synthesize(ctx, valid, k)
+		require.NoError(t, err, "partition %d", k)
+		require.Equal(t, mustPublic(t, valid, k), w.Input[1:], "partition %d", k)
+	}
 
 	first := func(out *c1.Output) *c1.ChallengeProof { return &out.VanillaProofs.Partitions()[0][0] }
 	cases := []struct {
@@ -171,8 +200,8 @@ func TestTamperedC1IsUnsatisfied(t *testing.T) {
 // fit the compiled circuit (nothing is solved).
 func TestSynthesizeRejectsMisfits(t *testing.T) {
 	ctx := context.Background()
-	doc := sealedC1(t, proveShape, 13)
-	shape, err := porep.ShapeByName(proveShape)
+	doc := sealedC1(t, solveShape, 13)
+	shape, err := porep.ShapeByName(solveShape)
 	require.NoError(t, err)
 	c, err := ForShape(shape)
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 )
 
 func TestForShapeCompilesOncePerShape(t *testing.T) {
-	s, err := porep.ShapeByName(proveShape)
+	s, err := porep.ShapeByName(solveShape)
 	require.NoError(t, err)
 	got := make([]*Compiled, 4)
 	var wg sync.WaitGroup
@@ -29,7 +29,7 @@ func TestForShapeCompilesOncePerShape(t *testing.T) {
 	for _, c := range got {
 		require.Same(t, got[0], c)
 	}
-	require.Equal(t, proveShape, got[0].Params().Name)
+	require.Equal(t, solveShape, got[0].Params().Name)
 
 	bad := *s
 	bad.Tree.Base = 3
@@ -39,7 +39,7 @@ func TestForShapeCompilesOncePerShape(t *testing.T) {
 
 func TestSetupConfigValidation(t *testing.T) {
 	t.Parallel()
-	s, err := porep.ShapeByName(proveShape)
+	s, err := porep.ShapeByName(solveShape)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -64,8 +64,8 @@ func TestSetupConfigValidation(t *testing.T) {
 // builder: it must never panic, and every document that parses either yields
 // a witness or an ErrInvalidInput naming the problem.
 func FuzzAssign(f *testing.F) {
-	f.Add(sealedC1(f, proveShape, 21))
-	s, err := porep.ShapeByName(proveShape)
+	f.Add(sealedC1(f, solveShape, 21))
+	s, err := porep.ShapeByName(solveShape)
 	if err != nil {
 		f.Fatal(err)
 	}
