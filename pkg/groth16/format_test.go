@@ -140,6 +140,24 @@ func TestParamsFileRoundTrip(t *testing.T) {
 	vk2, err := ReadVerifyingKey(bytes.NewReader(vkBuf.Bytes()))
 	require.NoError(t, err)
 	require.Equal(t, f.pk.VK, *vk2)
+
+	// File helpers: atomic writes, and trailing bytes refused for .vk files.
+	dir := t.TempDir()
+	require.NoError(t, WriteParamsFile(filepath.Join(dir, "p.params"), f.pk))
+	written, err := os.ReadFile(filepath.Join(dir, "p.params"))
+	require.NoError(t, err)
+	require.Equal(t, b, written)
+	vkPath := filepath.Join(dir, "p.vk")
+	require.NoError(t, WriteVerifyingKeyFile(vkPath, &f.pk.VK))
+	vk3, err := ReadVerifyingKeyFile(vkPath)
+	require.NoError(t, err)
+	require.Equal(t, f.pk.VK, *vk3)
+	require.NoError(t, os.WriteFile(vkPath, append(vkBuf.Bytes(), 1), 0o600))
+	_, err = ReadVerifyingKeyFile(vkPath)
+	require.ErrorIs(t, err, ErrTrailingData)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "no temporary file left behind")
 }
 
 func TestSetupDeterministicFromSeed(t *testing.T) {

@@ -2,12 +2,14 @@ package groth16
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
@@ -525,4 +527,61 @@ func ReadVerifyingKey(r io.Reader) (*VerifyingKey, error) {
 	}
 	ic := Section{Name: SectionIC, Count: count, Offset: vkFixedSize + 4, PointSize: g1Uncompressed}
 	return decodeVK(data, ic, 0)
+}
+
+// WriteParamsFile writes pk to path in the .params layout, through a
+// temporary file in the same directory renamed into place, so a reader never
+// sees a partial file.
+func WriteParamsFile(path string, pk *ProvingKey) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return WriteParams(w, pk) })
+}
+
+// WriteVerifyingKeyFile writes vk to path in the .vk layout, atomically.
+func WriteVerifyingKeyFile(path string, vk *VerifyingKey) error {
+	return writeFileAtomic(path, func(w io.Writer) error { return WriteVerifyingKey(w, vk) })
+}
+
+// ReadVerifyingKeyFile reads a .vk file; unlike ReadVerifyingKey it also
+// rejects bytes after the key (ErrTrailingData).
+func ReadVerifyingKeyFile(path string) (*VerifyingKey, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: read vk: %w", err)
+	}
+	r := bytes.NewReader(b)
+	vk, err := ReadVerifyingKey(r)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: vk %s: %w", path, err)
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("groth16: vk %s: %w", path, &FormatError{Section: SectionIC, Index: -1,
+			Offset: int64(len(b) - r.Len()), Err: fmt.Errorf("%w: %d bytes after the key", ErrTrailingData, r.Len())})
+	}
+	return vk, nil
+}
+
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("groth16: write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return fmt.Errorf("groth16: write %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("groth16: write %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("groth16: write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("groth16: write %s: %w", path, err)
+	}
+	return nil
 }

@@ -305,6 +305,15 @@ func checkArithmetic(t *testing.T, run arithRunner) {
 // source, with the PTX carry chains emulated) and checks it against
 // gnark-crypto. It needs only a C++ compiler, so it runs in CI.
 func TestHostArithmetic(t *testing.T) {
+	h := buildHostArith(t)
+	checkArithmetic(t, func(op int, in0, in1, out []byte, n int) error {
+		return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
+	})
+}
+
+// buildHostArith compiles cuda/test/hostarith.cpp with g++ (skips without).
+func buildHostArith(t *testing.T) *hostArith {
+	t.Helper()
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++ on PATH: cannot build the host arithmetic library")
@@ -316,7 +325,47 @@ func TestHostArithmetic(t *testing.T) {
 	require.NoError(t, err, "g++: %s", out)
 	h, err := openHostArith(lib)
 	require.NoError(t, err)
-	checkArithmetic(t, func(op int, in0, in1, out []byte, n int) error {
-		return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
-	})
+	return h
+}
+
+// TestSignedDigits checks the MSM's window recoding: for every window size
+// the digits are in [-2^(c-1)+1, 2^(c-1)] and sum back to the scalar.
+func TestSignedDigits(t *testing.T) {
+	h := buildHostArith(t)
+	var one, m1 fr.Element
+	one.SetOne()
+	m1.Neg(&one)
+	scalars := []fr.Element{{}, one, m1}
+	for i := 0; i < 40; i++ {
+		var x fr.Element
+		x.SetRandom()
+		scalars = append(scalars, x)
+	}
+	for c := 2; c <= 24; c++ {
+		// values that hit the carry edge: 2^(c-1), 2^c - 1, 2^(c-1)+1 at every window
+		for _, v := range []uint64{1 << (c - 1), 1<<c - 1, 1<<(c-1) + 1} {
+			var x fr.Element
+			x.SetUint64(v)
+			scalars = append(scalars, x)
+		}
+		for _, s := range scalars {
+			var bi big.Int
+			s.BigInt(&bi)
+			var limbs [8]uint32
+			bits := s.Bits()
+			for k := 0; k < 4; k++ {
+				limbs[2*k], limbs[2*k+1] = uint32(bits[k]), uint32(bits[k]>>32)
+			}
+			d, err := h.signedDigits(&limbs, c)
+			require.NoError(t, err)
+			sum := new(big.Int)
+			for w := len(d) - 1; w >= 0; w-- {
+				require.LessOrEqual(t, d[w], int32(1)<<(c-1), "c=%d w=%d", c, w)
+				require.Greater(t, d[w], -(int32(1) << (c - 1)), "c=%d w=%d", c, w)
+				sum.Lsh(sum, uint(c))
+				sum.Add(sum, big.NewInt(int64(d[w])))
+			}
+			require.Zero(t, sum.Cmp(&bi), "c=%d scalar %s", c, bi.String())
+		}
+	}
 }

@@ -109,22 +109,21 @@ static void t_task_free(c2g_api* a, c2g_task* t) { a->task_free(t); }
 
 // The host build of the arithmetic (tests only).
 typedef int (*c2g_host_selftest_fn)(int, const void*, const void*, void*, uint64_t);
+typedef int (*c2g_host_digits_fn)(const uint32_t*, uint32_t, int32_t*);
 static void* c2g_hostarith_open(const char* path, char* msg, size_t msglen) {
 	void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char* e = dlerror();
 		snprintf(msg, msglen, "dlopen: %s", e ? e : "unknown error");
-		return NULL;
 	}
-	void* f = dlsym(h, "c2g_host_selftest");
-	if (f == NULL) {
-		snprintf(msg, msglen, "missing symbol c2g_host_selftest");
-		dlclose(h);
-	}
-	return f;
+	return h;
 }
+static void* c2g_hostarith_sym(void* h, const char* name) { return dlsym(h, name); }
 static int t_host_selftest(void* f, int op, const void* a, const void* b, void* o, uint64_t n) {
 	return ((c2g_host_selftest_fn)f)(op, a, b, o, n);
+}
+static int t_host_digits(void* f, const uint32_t* s, uint32_t c, int32_t* out) {
+	return ((c2g_host_digits_fn)f)(s, c, out);
 }
 */
 import "C"
@@ -428,22 +427,44 @@ func (a *api) taskCancel(t cTask) { C.t_task_cancel(a.p, t) }
 func (a *api) taskFree(t cTask)   { lockedCall(func() { C.t_task_free(a.p, t) }) }
 
 // hostArith is the host build of the arithmetic (tests).
-type hostArith struct{ f unsafe.Pointer }
+type hostArith struct{ selftest, digits unsafe.Pointer }
 
 func openHostArith(path string) (*hostArith, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var msg [512]C.char
-	f := C.c2g_hostarith_open(cpath, &msg[0], C.size_t(len(msg)))
-	if f == nil {
+	h := C.c2g_hostarith_open(cpath, &msg[0], C.size_t(len(msg)))
+	if h == nil {
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
-	return &hostArith{f: f}, nil
+	ha := &hostArith{}
+	for _, s := range []struct {
+		name string
+		p    *unsafe.Pointer
+	}{{"c2g_host_selftest", &ha.selftest}, {"c2g_host_digits", &ha.digits}} {
+		cn := C.CString(s.name)
+		*s.p = C.c2g_hostarith_sym(h, cn)
+		C.free(unsafe.Pointer(cn))
+		if *s.p == nil {
+			return nil, fmt.Errorf("%s: missing symbol %s", path, s.name)
+		}
+	}
+	return ha, nil
 }
 
 func (h *hostArith) run(op int, in0, in1, out unsafe.Pointer, n int64) error {
-	if rc := C.t_host_selftest(h.f, C.int(op), in0, in1, out, C.uint64_t(n)); rc != 0 {
+	if rc := C.t_host_selftest(h.selftest, C.int(op), in0, in1, out, C.uint64_t(n)); rc != 0 {
 		return fmt.Errorf("host selftest: op %d: code %d", op, int(rc))
 	}
 	return nil
+}
+
+// signedDigits returns the signed window digits of a canonical scalar.
+func (h *hostArith) signedDigits(scalar *[8]uint32, c int) ([]int32, error) {
+	out := make([]int32, (256+c-1)/c)
+	if rc := C.t_host_digits(h.digits, (*C.uint32_t)(unsafe.Pointer(&scalar[0])), C.uint32_t(c),
+		(*C.int32_t)(unsafe.Pointer(&out[0]))); rc != 0 {
+		return nil, fmt.Errorf("host digits: c = %d: code %d", c, int(rc))
+	}
+	return out, nil
 }

@@ -1,0 +1,377 @@
+//go:build cgo
+
+// Command c2g-bench times the CUDA prover on a GPU host: G1/G2 MSMs with
+// random and 85 %-0/1 scalars, Fr NTTs, and a synthetic partition at the
+// 32 GiB PoRep shape (parameters resident in device memory), end to end.
+// It prints one line per measurement as it goes, a table at the end, and
+// writes the numbers as JSON.
+//
+//	c2g-bench -lib cuda/build/libc2groth16.so -json docs/perf/cuda.json
+//
+// Data is generated on the device (points, scalars for MSM/NTT) or on the
+// host with all cores (the partition's witness), never timed.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
+)
+
+// result is one measurement.
+type result struct {
+	Name       string  `json:"name"`
+	LogN       int     `json:"log_n,omitempty"`
+	N          int     `json:"n"`
+	Scalars    string  `json:"scalars,omitempty"`
+	DeviceMS   float64 `json:"device_ms"`
+	WallMS     float64 `json:"wall_ms"`
+	Reps       int     `json:"reps"`
+	WindowBits int     `json:"window_bits,omitempty"`
+	Anchor     float64 `json:"anchor_ms,omitempty"`
+	Note       string  `json:"note,omitempty"`
+}
+
+type report struct {
+	Date    string          `json:"date"`
+	Device  cuda.DeviceInfo `json:"device"`
+	Library string          `json:"library"`
+	Command string          `json:"command"`
+	Results []result        `json:"results"`
+}
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "c2g-bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseLogs(s string) ([]int, error) {
+	var out []int
+	if s == "" {
+		return nil, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > 28 {
+			return nil, fmt.Errorf("bad size %q (want log2 sizes 1..28)", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("c2g-bench", flag.ContinueOnError)
+	lib := fs.String("lib", "", "libc2groth16.so (default $"+cuda.EnvLibrary+")")
+	dev := fs.Int("device", 0, "CUDA device index")
+	g1s := fs.String("g1", "20,22,24,26", "log2 sizes of the G1 MSMs")
+	g2s := fs.String("g2", "20,22,24", "log2 sizes of the G2 MSMs")
+	ntts := fs.String("ntt", "20,22,24,26,27", "log2 sizes of the NTTs")
+	reps := fs.Int("reps", 3, "timed repetitions (the median is reported) after one warm-up")
+	part := fs.Bool("partition", true, "run the synthetic 32 GiB-shape partition")
+	partLog := fs.Int("partition-log", 27, "log2 of the partition's domain")
+	partRows := fs.Int("partition-rows", 130_278_328, "partition rows (constraints + inputs)")
+	partAux := fs.Int("partition-aux", 130_170_000, "partition aux variables")
+	partIn := fs.Int("partition-inputs", 328, "partition public inputs")
+	jsonOut := fs.String("json", "", "write the results as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	g1Logs, err := parseLogs(*g1s)
+	if err != nil {
+		return err
+	}
+	g2Logs, err := parseLogs(*g2s)
+	if err != nil {
+		return err
+	}
+	nttLogs, err := parseLogs(*ntts)
+	if err != nil {
+		return err
+	}
+	if *reps < 1 {
+		return fmt.Errorf("reps must be at least 1")
+	}
+	b, err := cuda.New(cuda.Config{LibraryPath: *lib, Device: *dev, Residency: cuda.ResidencyDevice})
+	if err != nil {
+		return err
+	}
+	l := b.Library()
+	rep := &report{Date: time.Now().UTC().Format(time.RFC3339), Device: b.Device(), Library: l.Path(),
+		Command: "c2g-bench " + strings.Join(args, " ")}
+	fmt.Fprintf(stdout, "device %d: %s, %d SMs, %d MiB\n", *dev, rep.Device.Name, rep.Device.SMs, rep.Device.TotalBytes>>20)
+	add := func(r result) {
+		rep.Results = append(rep.Results, r)
+		fmt.Fprintf(stdout, "%-22s 2^%-2d %-8s device %9.2f ms  wall %9.2f ms  c=%-2d %s\n",
+			r.Name, r.LogN, r.Scalars, r.DeviceMS, r.WallMS, r.WindowBits, anchorText(r))
+	}
+
+	if err := benchMSM(l, *dev, 1, g1Logs, *reps, add); err != nil {
+		return err
+	}
+	if err := benchMSM(l, *dev, 2, g2Logs, *reps, add); err != nil {
+		return err
+	}
+	if err := benchNTT(l, *dev, nttLogs, *reps, add); err != nil {
+		return err
+	}
+	if *part {
+		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, *reps, stdout, add); err != nil {
+			return err
+		}
+	}
+
+	fmt.Fprintln(stdout, "\nsummary (median device ms; anchor = sppark on the same H200, data on GPU)")
+	fmt.Fprintf(stdout, "%-22s %-5s %-8s %10s %10s %10s\n", "what", "size", "scalars", "device ms", "wall ms", "anchor ms")
+	for _, r := range rep.Results {
+		a := "-"
+		if r.Anchor > 0 {
+			a = fmt.Sprintf("%.1f", r.Anchor)
+		}
+		fmt.Fprintf(stdout, "%-22s 2^%-3d %-8s %10.2f %10.2f %10s\n", r.Name, r.LogN, r.Scalars, r.DeviceMS, r.WallMS, a)
+	}
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*jsonOut, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func anchorText(r result) string {
+	if r.Anchor == 0 {
+		return r.Note
+	}
+	return fmt.Sprintf("(anchor %.1f ms, %.2fx) %s", r.Anchor, r.Anchor/r.DeviceMS, r.Note)
+}
+
+// anchors from DESIGN §7 (sppark 17278d7 on one H200, data on the GPU).
+func msmAnchor(group, logN int, scalars string) float64 {
+	if group == 1 && logN == 26 {
+		if scalars == "random" {
+			return 570
+		}
+		return 224
+	}
+	return 0
+}
+
+func benchMSM(l *cuda.Library, dev, group int, logs []int, reps int, add func(result)) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	maxLog := slices.Max(logs)
+	n := 1 << maxLog
+	pointSize := int64(96)
+	if group == 2 {
+		pointSize = 192
+	}
+	bases, err := l.Alloc(dev, int64(n)*pointSize)
+	if err != nil {
+		return err
+	}
+	defer bases.Free()
+	scal, err := l.Alloc(dev, int64(n)*32)
+	if err != nil {
+		return err
+	}
+	defer scal.Free()
+	t0 := time.Now()
+	if group == 1 {
+		err = bases.FillRandomG1(n, 1)
+	} else {
+		err = bases.FillRandomG2(n, 1)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("generated 2^%d random G%d points in %v\n", maxLog, group, time.Since(t0).Round(time.Millisecond))
+	for _, logN := range logs {
+		for _, kind := range []struct {
+			name   string
+			frac01 float64
+		}{{"random", 0}, {"85%-0/1", 0.85}} {
+			if group == 2 && kind.frac01 > 0 {
+				continue
+			}
+			m := 1 << logN
+			if err := scal.FillRandomFr(m, uint64(logN), kind.frac01); err != nil {
+				return err
+			}
+			var dms, wms []float64
+			var window int
+			for r := 0; r <= reps; r++ {
+				t := time.Now()
+				var st cuda.MSMStats
+				if group == 1 {
+					_, st, err = l.MSMG1(bases, scal, m)
+				} else {
+					_, st, err = l.MSMG2(bases, scal, m)
+				}
+				if err != nil {
+					return err
+				}
+				if r > 0 {
+					dms = append(dms, st.DeviceMillis)
+					wms = append(wms, float64(time.Since(t).Microseconds())/1000)
+				}
+				window = st.WindowBits
+			}
+			add(result{Name: fmt.Sprintf("msm_g%d", group), LogN: logN, N: m, Scalars: kind.name,
+				DeviceMS: median(dms), WallMS: median(wms), Reps: reps, WindowBits: window,
+				Anchor: msmAnchor(group, logN, kind.name)})
+		}
+	}
+	return nil
+}
+
+func benchNTT(l *cuda.Library, dev int, logs []int, reps int, add func(result)) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	maxLog := slices.Max(logs)
+	buf, err := l.Alloc(dev, int64(32)<<maxLog)
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	for _, logN := range logs {
+		if err := buf.FillRandomFr(1<<logN, 99, 0); err != nil {
+			return err
+		}
+		for _, mode := range []struct {
+			name           string
+			inverse, coset bool
+		}{{"ntt_fwd", false, false}, {"ntt_inv_coset", true, true}} {
+			var dms, wms []float64
+			for r := 0; r <= reps; r++ {
+				t := time.Now()
+				ms, err := l.NTT(buf, logN, mode.inverse, mode.coset)
+				if err != nil {
+					return err
+				}
+				if r > 0 {
+					dms = append(dms, ms)
+					wms = append(wms, float64(time.Since(t).Microseconds())/1000)
+				}
+			}
+			var anchor float64
+			if logN == 27 && mode.name == "ntt_fwd" {
+				anchor = 44.4
+			}
+			add(result{Name: mode.name, LogN: logN, N: 1 << logN, DeviceMS: median(dms), WallMS: median(wms),
+				Reps: reps, Anchor: anchor, Note: "natural order in/out, incl. bit-reversal"})
+		}
+	}
+	return nil
+}
+
+func benchPartition(b *cuda.Backend, logN, rows, inputs, aux, reps int, out io.Writer, add func(result)) error {
+	ctx := context.Background()
+	domain := 1 << logN
+	if rows > domain {
+		rows = domain
+	}
+	t0 := time.Now()
+	w, sh := cuda.NewSyntheticWitness(cuda.SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: inputs, Aux: aux,
+		Frac01: 0.85, ADensity: 0.997, BDensity: 0.254, Seed: 1})
+	fmt.Fprintf(out, "partition: witness of %d rows, %d aux (|A| %d, |B| %d) drawn in %v\n",
+		rows, aux, sh.A, sh.B, time.Since(t0).Round(time.Millisecond))
+	t0 = time.Now()
+	key, err := b.LoadSynthetic(ctx, sh, 7)
+	if err != nil {
+		return err
+	}
+	defer key.Close()
+	fmt.Fprintf(out, "partition: synthetic parameters (resident) generated in %v\n", time.Since(t0).Round(time.Millisecond))
+	var up, comp, total, hms, mh, ml, ma, mb1, mb2, devUp, devComp []float64
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	for r := 0; r <= reps; r++ {
+		rnd, err := groth16.NewRandomness()
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		task, err := key.Prepare(ctx, w, rnd)
+		if err != nil {
+			return err
+		}
+		if r == 0 {
+			fmt.Fprintf(out, "partition: DeviceBytes %d MiB\n", task.DeviceBytes()>>20)
+		}
+		if err := task.Upload(ctx); err != nil {
+			task.Release()
+			return err
+		}
+		if err := task.Compute(ctx); err != nil {
+			task.Release()
+			return err
+		}
+		if _, err := task.Finish(ctx); err != nil {
+			task.Release()
+			return err
+		}
+		el := time.Since(start)
+		tm := task.Timings()
+		du, dc := task.(interface{ DeviceMillis() (float64, float64) }).DeviceMillis()
+		task.Release()
+		fmt.Fprintf(out, "partition rep %d: upload %v compute %v (h %v, msm h %v l %v a %v b_g1 %v b_g2 %v) finish %v total %v\n",
+			r, tm.Upload.Round(time.Millisecond), tm.Compute.Round(time.Millisecond), tm.H.Round(time.Millisecond),
+			tm.MSMH.Round(time.Millisecond), tm.MSML.Round(time.Millisecond), tm.MSMA.Round(time.Millisecond),
+			tm.MSMBG1.Round(time.Millisecond), tm.MSMBG2.Round(time.Millisecond), tm.Finish.Round(time.Millisecond),
+			el.Round(time.Millisecond))
+		if r == 0 {
+			continue
+		}
+		up = append(up, ms(tm.Upload))
+		comp = append(comp, ms(tm.Compute))
+		total = append(total, ms(el))
+		hms = append(hms, ms(tm.H))
+		mh = append(mh, ms(tm.MSMH))
+		ml = append(ml, ms(tm.MSML))
+		ma = append(ma, ms(tm.MSMA))
+		mb1 = append(mb1, ms(tm.MSMBG1))
+		mb2 = append(mb2, ms(tm.MSMBG2))
+		devUp = append(devUp, du)
+		devComp = append(devComp, dc)
+	}
+	note := fmt.Sprintf("rows %d, aux %d, |A| %d, |B| %d, 85%% 0/1 aux", rows, aux, sh.A, sh.B)
+	add(result{Name: "partition_compute", LogN: logN, N: rows, DeviceMS: median(devComp), WallMS: median(comp), Reps: reps,
+		Anchor: 1500, Note: note})
+	add(result{Name: "partition_upload", LogN: logN, N: rows, DeviceMS: median(devUp), WallMS: median(up), Reps: reps})
+	add(result{Name: "partition_end_to_end", LogN: logN, N: rows, DeviceMS: median(devUp) + median(devComp),
+		WallMS: median(total), Reps: reps, Note: "prepare+upload+compute+finish"})
+	for _, s := range []struct {
+		name string
+		v    []float64
+	}{{"partition_h", hms}, {"partition_msm_h", mh}, {"partition_msm_l", ml}, {"partition_msm_a", ma},
+		{"partition_msm_b_g1", mb1}, {"partition_msm_b_g2", mb2}} {
+		add(result{Name: s.name, LogN: logN, N: rows, DeviceMS: median(s.v), WallMS: median(s.v), Reps: reps})
+	}
+	return nil
+}

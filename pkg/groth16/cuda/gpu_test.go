@@ -1,0 +1,132 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+)
+
+var (
+	testLibOnce sync.Once
+	testLib     *Library
+	testLibErr  string
+)
+
+// gpu returns the library named by $C2G_CUDA_LIB and device 0, or skips
+// the test with the reason (CI has no GPU).
+func gpu(t testing.TB) (*Library, int) {
+	t.Helper()
+	testLibOnce.Do(func() {
+		path := os.Getenv(EnvLibrary)
+		if path == "" {
+			testLibErr = "GPU test skipped: set " + EnvLibrary + " to a libc2groth16.so built by cuda/build.sh"
+			return
+		}
+		lib, err := Open(path)
+		if err != nil {
+			testLibErr = "GPU test skipped: " + err.Error()
+			return
+		}
+		n, err := lib.DeviceCount()
+		if err != nil || n == 0 {
+			testLibErr = "GPU test skipped: no CUDA device"
+			return
+		}
+		testLib = lib
+	})
+	if testLib == nil {
+		t.Skip(testLibErr)
+	}
+	return testLib, 0
+}
+
+func TestOpenMissingLibrary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "libc2groth16.so")
+	_, err := Open(path)
+	require.Error(t, err)
+	require.True(t, errors.Is(err, ErrLibrary), "%v", err)
+	require.Contains(t, err.Error(), path)
+
+	// a file that is not a shared object
+	require.NoError(t, os.WriteFile(path, []byte("not an ELF file"), 0o644))
+	_, err = Open(path)
+	require.ErrorIs(t, err, ErrLibrary)
+}
+
+func TestSelectFallsBackToCPU(t *testing.T) {
+	cfg := Config{LibraryPath: filepath.Join(t.TempDir(), "absent.so")}
+	b, why, err := Select(ModeAuto, cfg)
+	require.NoError(t, err)
+	require.Equal(t, "cpu", b.Name())
+	require.True(t, strings.HasPrefix(why, "backend cpu: auto mode"), why)
+	require.Contains(t, why, "absent.so")
+
+	_, _, err = Select(ModeCUDA, cfg)
+	require.ErrorIs(t, err, ErrLibrary)
+
+	b, why, err = Select(ModeCPU, cfg)
+	require.NoError(t, err)
+	require.Equal(t, "cpu", b.Name())
+	require.Contains(t, why, "configuration")
+
+	_, _, err = Select("tpu", cfg)
+	require.ErrorContains(t, err, "tpu")
+
+	_, err = New(Config{Residency: "somewhere"})
+	require.ErrorContains(t, err, "residency")
+}
+
+func TestDeviceErrorMapping(t *testing.T) {
+	for code, want := range map[int]error{codeOOM: ErrDeviceOOM, codeNoDevice: ErrNoDevice, codeInvalid: ErrInvalid,
+		codeCUDA: ErrCUDA, codeUnsatisfied: groth16.ErrUnsatisfied, codeInternal: ErrInternal} {
+		err := newDeviceError("compute", 1, code, 2, "boom")
+		require.ErrorIs(t, err, want)
+		require.Contains(t, err.Error(), "device 1")
+		require.Contains(t, err.Error(), "boom")
+	}
+}
+
+func TestDeviceArithmetic(t *testing.T) {
+	lib, dev := gpu(t)
+	checkArithmetic(t, func(op int, in0, in1, out []byte, n int) error {
+		return lib.selftest(dev, op, in0, in1, out, n)
+	})
+}
+
+func TestDeviceInfoAndBadDevice(t *testing.T) {
+	lib, dev := gpu(t)
+	info, err := lib.DeviceInfo(dev)
+	require.NoError(t, err)
+	require.NotEmpty(t, info.Name)
+	require.Positive(t, info.TotalBytes)
+	require.Positive(t, info.SMs)
+	n, err := lib.DeviceCount()
+	require.NoError(t, err)
+	_, err = lib.DeviceInfo(n)
+	require.ErrorIs(t, err, ErrNoDevice)
+	_, err = New(Config{LibraryPath: lib.Path(), Device: n})
+	require.ErrorIs(t, err, ErrNoDevice)
+}
+
+func TestBufferBounds(t *testing.T) {
+	lib, dev := gpu(t)
+	buf, err := lib.Alloc(dev, 64)
+	require.NoError(t, err)
+	defer buf.Free()
+	var b [128]byte
+	err = buf.write(0, unsafe.Pointer(&b[0]), 128)
+	require.ErrorIs(t, err, ErrInvalid)
+	err = buf.read(60, unsafe.Pointer(&b[0]), 8)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.NoError(t, buf.write(32, unsafe.Pointer(&b[0]), 32))
+}

@@ -1,0 +1,329 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+)
+
+// powCircuit: bits of a secret W drive a chain of squarings; W also enters
+// B through a product with the public Z, so the A and B densities are
+// partial and every query is non-trivial. Rows are not a power of two.
+type powCircuit struct {
+	X frontend.Variable `gnark:",public"`
+	Y frontend.Variable `gnark:",public"`
+	Z frontend.Variable `gnark:",public"`
+	W frontend.Variable
+	N int `gnark:"-"`
+}
+
+func (c *powCircuit) Define(api frontend.API) error {
+	bits := api.ToBinary(c.W, 48)
+	s := api.FromBinary(bits...)
+	x := c.X
+	for i := 0; i < c.N; i++ {
+		x = api.Add(api.Mul(x, x), s, i)
+	}
+	api.AssertIsEqual(x, c.Y)
+	api.AssertIsEqual(api.Mul(c.Z, c.W), api.Mul(c.W, c.Z))
+	return nil
+}
+
+func powAssignment(n int, x, w, z uint64) *powCircuit {
+	var fx, fs fr.Element
+	fx.SetUint64(x)
+	fs.SetUint64(w)
+	for i := 0; i < n; i++ {
+		var iv fr.Element
+		iv.SetUint64(uint64(i))
+		fx.Square(&fx).Add(&fx, &fs).Add(&fx, &iv)
+	}
+	return &powCircuit{X: x, Y: fx.String(), Z: z, W: w}
+}
+
+type proveFixture struct {
+	n       int
+	circuit *groth16.Circuit
+	pk      *groth16.ProvingKey
+	cpu     groth16.Key
+}
+
+var (
+	proveOnce sync.Once
+	proveFix  *proveFixture
+)
+
+const powChain = 1500
+
+func getProveFixture(t *testing.T) *proveFixture {
+	t.Helper()
+	proveOnce.Do(func() {
+		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &powCircuit{N: powChain})
+		require.NoError(t, err)
+		c, err := groth16.NewCircuit(ccs)
+		require.NoError(t, err)
+		pk, err := groth16.Setup(context.Background(), c, groth16.SetupSeed([]byte("cuda-test")))
+		require.NoError(t, err)
+		cpu, err := groth16.NewCPUBackend().Load(context.Background(), pk)
+		require.NoError(t, err)
+		proveFix = &proveFixture{n: powChain, circuit: c, pk: pk, cpu: cpu}
+	})
+	require.NotNil(t, proveFix, "fixture setup failed earlier")
+	return proveFix
+}
+
+// witness solves the circuit for (x, w, z) and returns the instance and the
+// public inputs without the leading one.
+func (f *proveFixture) witness(t *testing.T, x, w, z uint64) (*groth16.Synthesized, []fr.Element) {
+	t.Helper()
+	full, err := frontend.NewWitness(powAssignment(f.n, x, w, z), ecc.BLS12_381.ScalarField())
+	require.NoError(t, err)
+	pub, err := full.Public()
+	require.NoError(t, err)
+	syn, err := f.circuit.Solve(full)
+	require.NoError(t, err)
+	return syn, pub.Vector().(fr.Vector)
+}
+
+func fixedRnd(r, s uint64) groth16.Randomness {
+	var rnd groth16.Randomness
+	rnd.R.SetUint64(r)
+	rnd.S.SetUint64(s)
+	return rnd
+}
+
+func proofBytes(t *testing.T, p *groth16.Proof) []byte {
+	t.Helper()
+	b, err := p.MarshalBinary()
+	require.NoError(t, err)
+	return b
+}
+
+func newTestBackend(t *testing.T, res Residency) *Backend {
+	t.Helper()
+	lib, dev := gpu(t)
+	b, err := New(Config{LibraryPath: lib.Path(), Device: dev, Residency: res})
+	require.NoError(t, err)
+	return b
+}
+
+// TestProveMatchesCPU proves a test circuit on the GPU (parameters resident
+// and pinned) and requires the CPU backend's bytes with the same r, s, and
+// a proof that verifies.
+func TestProveMatchesCPU(t *testing.T) {
+	f := getProveFixture(t)
+	ctx := context.Background()
+	syn, public := f.witness(t, 3, 0xfeedface1234, 11)
+	rnd := fixedRnd(0x1234567, 0x7654321)
+	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
+	require.NoError(t, err)
+	for _, res := range []Residency{ResidencyDevice, ResidencyPinned} {
+		t.Run(string(res), func(t *testing.T) {
+			b := newTestBackend(t, res)
+			key, err := b.Load(ctx, f.pk)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, key.Close()) }()
+			require.Equal(t, string(res), key.Residency())
+			task, err := key.Prepare(ctx, syn, rnd)
+			require.NoError(t, err)
+			require.Positive(t, task.DeviceBytes())
+			require.NoError(t, task.Upload(ctx))
+			require.NoError(t, task.Compute(ctx))
+			got, err := task.Finish(ctx)
+			require.NoError(t, err)
+			task.Release()
+			task.Release() // idempotent
+			require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
+			tm := task.Timings()
+			require.Positive(t, tm.Compute)
+			require.Positive(t, tm.MSMH)
+		})
+	}
+}
+
+// TestProveConcurrentSlots runs two tasks of one key at once (two slots on
+// one device), each with its own witness and randomness.
+func TestProveConcurrentSlots(t *testing.T) {
+	f := getProveFixture(t)
+	ctx := context.Background()
+	b := newTestBackend(t, ResidencyDevice)
+	key, err := b.Load(ctx, f.pk)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, key.Close()) }()
+	type job struct {
+		syn  *groth16.Synthesized
+		rnd  groth16.Randomness
+		want []byte
+	}
+	jobs := make([]job, 4)
+	for i := range jobs {
+		syn, _ := f.witness(t, uint64(5+i), uint64(0xabc0+i), uint64(13+i))
+		rnd := fixedRnd(uint64(100+i), uint64(200+i))
+		p, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
+		require.NoError(t, err)
+		jobs[i] = job{syn, rnd, proofBytes(t, p)}
+	}
+	errs := make([]error, len(jobs))
+	got := make([][]byte, len(jobs))
+	var wg sync.WaitGroup
+	for slot := 0; slot < 2; slot++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := slot; i < len(jobs); i += 2 {
+				p, _, err := groth16.Prove(ctx, key, jobs[i].syn, jobs[i].rnd)
+				if err == nil {
+					got[i], err = p.MarshalBinary()
+				}
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range jobs {
+		require.NoError(t, errs[i], "job %d", i)
+		require.Equal(t, jobs[i].want, got[i], "job %d", i)
+	}
+}
+
+// TestProveTwoDevices proves on every device when there are several.
+func TestProveTwoDevices(t *testing.T) {
+	lib, _ := gpu(t)
+	n, err := lib.DeviceCount()
+	require.NoError(t, err)
+	if n < 2 {
+		t.Skipf("one CUDA device: the two-device test needs two")
+	}
+	f := getProveFixture(t)
+	ctx := context.Background()
+	syn, _ := f.witness(t, 9, 0x55aa55aa, 3)
+	rnd := fixedRnd(77, 88)
+	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for d := 0; d < n; d++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, err := New(Config{LibraryPath: lib.Path(), Device: d, Residency: ResidencyDevice})
+			if err != nil {
+				errs[d] = err
+				return
+			}
+			key, err := b.Load(ctx, f.pk)
+			if err != nil {
+				errs[d] = err
+				return
+			}
+			defer key.Close()
+			p, _, err := groth16.Prove(ctx, key, syn, rnd)
+			if err == nil && string(proofBytes(t, p)) != string(proofBytes(t, want)) {
+				err = errors.New("proof differs from the CPU's")
+			}
+			errs[d] = err
+		}()
+	}
+	wg.Wait()
+	for d, err := range errs {
+		require.NoError(t, err, "device %d", d)
+	}
+}
+
+// TestProveErrors: a shape mismatch fails in Prepare, an unsatisfied
+// witness in Compute (ErrUnsatisfied), a cancelled context before Compute
+// with its error; a key with open tasks refuses to close.
+func TestProveErrors(t *testing.T) {
+	f := getProveFixture(t)
+	ctx := context.Background()
+	b := newTestBackend(t, ResidencyDevice)
+	key, err := b.Load(ctx, f.pk)
+	require.NoError(t, err)
+	syn, _ := f.witness(t, 3, 99, 4)
+
+	bad := *syn
+	bad.Aux = bad.Aux[:len(bad.Aux)-1]
+	_, err = key.Prepare(ctx, &bad, fixedRnd(1, 2))
+	require.ErrorIs(t, err, groth16.ErrShape)
+
+	broken := *syn
+	broken.C = append([]fr.Element(nil), syn.C...)
+	broken.C[7].SetUint64(12345)
+	task, err := key.Prepare(ctx, &broken, fixedRnd(1, 2))
+	require.NoError(t, err)
+	require.Error(t, key.Close(), "a key with an open task must not close")
+	require.NoError(t, task.Upload(ctx))
+	err = task.Compute(ctx)
+	require.ErrorIs(t, err, groth16.ErrUnsatisfied)
+	task.Release()
+
+	task, err = key.Prepare(ctx, syn, fixedRnd(1, 2))
+	require.NoError(t, err)
+	require.NoError(t, task.Upload(ctx))
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, task.Compute(cctx), context.Canceled)
+	_, err = task.Finish(ctx)
+	require.Error(t, err)
+	task.Release()
+	require.NoError(t, key.Close())
+}
+
+// TestDeviceBytesCoverUpload checks that DeviceBytes, reported before
+// anything is allocated, covers what Upload takes from the device.
+func TestDeviceBytesCoverUpload(t *testing.T) {
+	f := getProveFixture(t)
+	ctx := context.Background()
+	b := newTestBackend(t, ResidencyDevice)
+	key, err := b.Load(ctx, f.pk)
+	require.NoError(t, err)
+	defer key.Close()
+	syn, _ := f.witness(t, 3, 99, 4)
+	task, err := key.Prepare(ctx, syn, fixedRnd(1, 2))
+	require.NoError(t, err)
+	defer task.Release()
+	before, err := b.lib.DeviceInfo(b.cfg.Device)
+	require.NoError(t, err)
+	require.NoError(t, task.Upload(ctx))
+	after, err := b.lib.DeviceInfo(b.cfg.Device)
+	require.NoError(t, err)
+	used := before.FreeBytes - after.FreeBytes
+	// the stream-ordered pool maps memory in 2 MiB granules
+	require.LessOrEqual(t, used, task.DeviceBytes()+(4<<20), "upload took %d bytes, DeviceBytes said %d", used, task.DeviceBytes())
+}
+
+// TestSyntheticKeyMatchesCPU proves a random (H-consistent) witness with a
+// synthetic key of device-generated points, then proves the same statement
+// on the CPU with the points read back: the bytes must agree. This covers
+// arbitrary densities, 0/1-heavy aux values and the upload of a, b, c.
+func TestSyntheticKeyMatchesCPU(t *testing.T) {
+	b := newTestBackend(t, ResidencyDevice)
+	ctx := context.Background()
+	w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: 3000, Domain: 4096, Inputs: 7, Aux: 5000,
+		Frac01: 0.85, ADensity: 0.997, BDensity: 0.254, Seed: 5})
+	k, err := b.LoadSynthetic(ctx, sh, 9)
+	require.NoError(t, err)
+	defer k.Close()
+	rnd := fixedRnd(31337, 4242)
+	got, _, err := groth16.Prove(ctx, k, w, rnd)
+	require.NoError(t, err)
+	pk, err := k.(*key).syntheticParams()
+	require.NoError(t, err)
+	cpu, err := groth16.NewCPUBackend().Load(ctx, pk)
+	require.NoError(t, err)
+	want, _, err := groth16.Prove(ctx, cpu, w, rnd)
+	require.NoError(t, err)
+	require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+}
