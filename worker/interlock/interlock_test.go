@@ -1,0 +1,476 @@
+package interlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/frontend"
+	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// cubeCircuit: x³ + x + 5 == y, y public. A few constraints: the interlock
+// tests care about the lock discipline, proved on the real CPU backend.
+type cubeCircuit struct {
+	X frontend.Variable
+	Y frontend.Variable `gnark:",public"`
+}
+
+func (c *cubeCircuit) Define(api frontend.API) error {
+	x3 := api.Mul(c.X, c.X, c.X)
+	api.AssertIsEqual(c.Y, api.Add(x3, c.X, 5))
+	return nil
+}
+
+type fixture struct {
+	key    groth16.Key
+	vk     *groth16.VerifyingKey
+	w      *groth16.Synthesized
+	public []fr.Element
+}
+
+var (
+	fixtureOnce sync.Once
+	fixtureVal  *fixture
+	fixtureErr  error
+)
+
+// loadFixture compiles the circuit, runs a seeded setup, solves one
+// witness and loads the key on the CPU backend (once per package).
+func loadFixture(t *testing.T) *fixture {
+	t.Helper()
+	fixtureOnce.Do(func() { fixtureVal, fixtureErr = buildFixture() })
+	require.NoError(t, fixtureErr)
+	return fixtureVal
+}
+
+func buildFixture() (*fixture, error) {
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &cubeCircuit{})
+	if err != nil {
+		return nil, err
+	}
+	c, err := groth16.NewCircuit(ccs)
+	if err != nil {
+		return nil, err
+	}
+	pk, err := groth16.Setup(context.Background(), c, groth16.SetupSeed([]byte("interlock test")))
+	if err != nil {
+		return nil, err
+	}
+	wit, err := frontend.NewWitness(&cubeCircuit{X: 3, Y: 35}, ecc.BLS12_381.ScalarField())
+	if err != nil {
+		return nil, err
+	}
+	w, err := c.Solve(wit)
+	if err != nil {
+		return nil, err
+	}
+	key, err := groth16.NewCPUBackend(groth16.CPUWorkers(1)).Load(context.Background(), pk)
+	if err != nil {
+		return nil, err
+	}
+	var y fr.Element
+	y.SetUint64(35)
+	return &fixture{key: key, vk: &pk.VK, w: w, public: []fr.Element{y}}, nil
+}
+
+// recorder logs every interlock event and every gate crossing, in order,
+// and lets a test wait for a condition on the log with a deadline.
+type recorder struct {
+	mu      sync.Mutex
+	log     []Event
+	changed chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{changed: make(chan struct{})} }
+
+func (r *recorder) observe(e Event) {
+	r.mu.Lock()
+	r.log = append(r.log, e)
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *recorder) has(who string, kind EventKind, what string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.index(who, kind, what) >= 0
+}
+
+func (r *recorder) index(who string, kind EventKind, what string) int {
+	for i, e := range r.log {
+		if e.Who == who && e.Kind == kind && (e.Lock == what || e.Stage == what) {
+			return i
+		}
+	}
+	return -1
+}
+
+// waitFor blocks until cond holds on the log (checked after every event)
+// or fails the test after a deadline.
+func (r *recorder) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		r.mu.Lock()
+		ch := r.changed
+		r.mu.Unlock()
+		if cond() {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s; events: %v", what, r.snapshot())
+		}
+	}
+}
+
+func (r *recorder) waitEvent(t *testing.T, who string, kind EventKind, what string) {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("%s %s %s", who, kind, what), func() bool { return r.has(who, kind, what) })
+}
+
+func (r *recorder) snapshot() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.log...)
+}
+
+// interval is where a slot's stage started and ended in the log.
+func (r *recorder) interval(who, stage string) (int, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.index(who, EventStageStart, stage), r.index(who, EventStageEnd, stage)
+}
+
+// overlap reports whether two slots were inside a stage at the same time,
+// from the event order (events are logged before locks are released).
+func (r *recorder) overlap(t *testing.T, a, stageA, b, stageB string) bool {
+	t.Helper()
+	s1, e1 := r.interval(a, stageA)
+	s2, e2 := r.interval(b, stageB)
+	require.True(t, s1 >= 0 && e1 > s1 && s2 >= 0 && e2 > s2, "stages %s/%s and %s/%s must both have run", a, stageA, b, stageB)
+	return s1 < e2 && s2 < e1
+}
+
+// gatedKey wraps the real CPU key: every stage of its tasks first blocks
+// on the slot's gate for that stage (when the test set one) so a test can
+// hold a slot inside a stage. Prepare is gated under the name "prepare".
+type gatedKey struct {
+	groth16.Key
+	gates       map[string]chan struct{} // stage → closed when the slot may go on
+	deviceBytes int64
+}
+
+func (k *gatedKey) gate(ctx context.Context, stage string) error {
+	if g, ok := k.gates[stage]; ok {
+		select {
+		case <-g:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (k *gatedKey) Prepare(ctx context.Context, w *groth16.Synthesized, rnd groth16.Randomness) (groth16.Task, error) {
+	if err := k.gate(ctx, StagePrepare); err != nil {
+		return nil, err
+	}
+	t, err := k.Key.Prepare(ctx, w, rnd)
+	if err != nil {
+		return nil, err
+	}
+	return &gatedTask{Task: t, k: k}, nil
+}
+
+type gatedTask struct {
+	groth16.Task
+	k *gatedKey
+}
+
+func (t *gatedTask) DeviceBytes() int64 { return t.k.deviceBytes }
+func (t *gatedTask) Upload(ctx context.Context) error {
+	if err := t.k.gate(ctx, StageUpload); err != nil {
+		return err
+	}
+	return t.Task.Upload(ctx)
+}
+func (t *gatedTask) Compute(ctx context.Context) error {
+	if err := t.k.gate(ctx, StageCompute); err != nil {
+		return err
+	}
+	return t.Task.Compute(ctx)
+}
+
+// slot is one prover goroutine of a test.
+type slot struct {
+	name  string
+	key   *gatedKey
+	done  chan error
+	proof *groth16.Proof
+	rep   Report
+}
+
+func newSlot(f *fixture, name string, gated ...string) *slot {
+	k := &gatedKey{Key: f.key, gates: map[string]chan struct{}{}}
+	for _, s := range gated {
+		k.gates[s] = make(chan struct{})
+	}
+	return &slot{name: name, key: k, done: make(chan error, 1)}
+}
+
+func (s *slot) open(stage string) { close(s.key.gates[stage]) }
+
+func (s *slot) start(ctx context.Context, d *Device, f *fixture) {
+	go func() {
+		rnd, err := groth16.NewRandomness()
+		if err == nil {
+			s.proof, s.rep, err = d.Prove(ctx, s.key, f.w, rnd, s.name)
+		}
+		s.done <- err
+	}()
+}
+
+func (s *slot) wait(t *testing.T, f *fixture) {
+	t.Helper()
+	select {
+	case err := <-s.done:
+		require.NoError(t, err, s.name)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not finish", s.name)
+	}
+	require.NoError(t, groth16.Verify(f.vk, s.proof, f.public), "%s: proof made under the interlock must verify", s.name)
+}
+
+func newDevice(t *testing.T, mode Mode, budget int64, rec *recorder, m *telemetry.Metrics) *Device {
+	t.Helper()
+	d, err := New(Config{Index: 3, Mode: mode, VRAMBudget: budget, Observer: rec.observe, Metrics: m})
+	require.NoError(t, err)
+	return d
+}
+
+// first returns which of a, b reached an event first (and the other).
+func first(r *recorder, a, b *slot, kind EventKind, what string) (*slot, *slot) {
+	if r.has(a.name, kind, what) {
+		return a, b
+	}
+	return b, a
+}
+
+func TestModeNoneOverlapsComputes(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	rec := newRecorder()
+	d := newDevice(t, ModeNone, 0, rec, nil)
+	a, b := newSlot(f, "A", StageCompute), newSlot(f, "B", StageCompute)
+	a.start(context.Background(), d, f)
+	b.start(context.Background(), d, f)
+	// Both are inside Compute at once: nothing serializes them.
+	rec.waitEvent(t, "A", EventStageStart, StageCompute)
+	rec.waitEvent(t, "B", EventStageStart, StageCompute)
+	a.open(StageCompute)
+	b.open(StageCompute)
+	a.wait(t, f)
+	b.wait(t, f)
+	require.True(t, rec.overlap(t, "A", StageCompute, "B", StageCompute))
+	for _, e := range rec.snapshot() {
+		require.NotEqual(t, EventWait, e.Kind, "mode none takes no lock: %v", e)
+	}
+}
+
+func TestModeComputeSerializesOnlyCompute(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	rec := newRecorder()
+	m := telemetry.NewMetrics()
+	d := newDevice(t, ModeCompute, 0, rec, m)
+	a := newSlot(f, "A", StageUpload, StageCompute)
+	b := newSlot(f, "B", StageUpload, StageCompute)
+	a.start(context.Background(), d, f)
+	b.start(context.Background(), d, f)
+	// Uploads overlap: both slots are inside Upload before either goes on.
+	rec.waitEvent(t, "A", EventStageStart, StageUpload)
+	rec.waitEvent(t, "B", EventStageStart, StageUpload)
+	a.open(StageUpload)
+	b.open(StageUpload)
+	// One slot gets the compute lock; the other waits for it.
+	rec.waitFor(t, "a slot inside compute", func() bool {
+		return rec.has("A", EventStageStart, StageCompute) || rec.has("B", EventStageStart, StageCompute)
+	})
+	x, y := first(rec, a, b, EventStageStart, StageCompute)
+	rec.waitEvent(t, y.name, EventWait, LockCompute)
+	require.False(t, rec.has(y.name, EventAcquired, LockCompute), "%s got the compute lock while %s holds it", y.name, x.name)
+	x.open(StageCompute)
+	rec.waitEvent(t, y.name, EventStageStart, StageCompute)
+	y.open(StageCompute)
+	a.wait(t, f)
+	b.wait(t, f)
+
+	require.True(t, rec.overlap(t, "A", StageUpload, "B", StageUpload), "compute mode must not serialize uploads")
+	require.False(t, rec.overlap(t, "A", StageCompute, "B", StageCompute), "compute mode must serialize computes")
+	// y's wait is its own number, never part of a device stage.
+	require.Positive(t, y.rep.LockWait)
+	require.Less(t, y.rep.Backend.Compute, y.rep.LockWait+y.rep.Backend.Compute)
+}
+
+func TestModeSplitSerializesUploadsAndComputesSeparately(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	rec := newRecorder()
+	d := newDevice(t, ModeSplit, 0, rec, nil)
+	a := newSlot(f, "A", StageUpload, StageCompute)
+	b := newSlot(f, "B", StageUpload, StageCompute)
+	a.start(context.Background(), d, f)
+	b.start(context.Background(), d, f)
+	rec.waitFor(t, "a slot inside upload", func() bool {
+		return rec.has("A", EventStageStart, StageUpload) || rec.has("B", EventStageStart, StageUpload)
+	})
+	x, y := first(rec, a, b, EventStageStart, StageUpload)
+	rec.waitEvent(t, y.name, EventWait, LockUpload)
+	require.False(t, rec.has(y.name, EventStageStart, StageUpload), "%s uploads while %s holds the upload lock", y.name, x.name)
+	x.open(StageUpload)
+	// x moves to compute and y gets the upload lock: y's upload runs
+	// while x computes.
+	rec.waitEvent(t, x.name, EventStageStart, StageCompute)
+	rec.waitEvent(t, y.name, EventStageStart, StageUpload)
+	y.open(StageUpload)
+	rec.waitEvent(t, y.name, EventWait, LockCompute)
+	require.False(t, rec.has(y.name, EventStageStart, StageCompute))
+	x.open(StageCompute)
+	rec.waitEvent(t, y.name, EventStageStart, StageCompute)
+	y.open(StageCompute)
+	a.wait(t, f)
+	b.wait(t, f)
+
+	require.False(t, rec.overlap(t, "A", StageUpload, "B", StageUpload), "split mode must serialize uploads")
+	require.False(t, rec.overlap(t, "A", StageCompute, "B", StageCompute), "split mode must serialize computes")
+	require.True(t, rec.overlap(t, x.name, StageCompute, y.name, StageUpload), "split mode lets one slot upload while another computes")
+}
+
+func TestModeExclusiveSerializesWholeProofs(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	rec := newRecorder()
+	d := newDevice(t, ModeExclusive, 0, rec, nil)
+	a := newSlot(f, "A", StagePrepare, StageCompute)
+	b := newSlot(f, "B", StagePrepare, StageCompute)
+	a.start(context.Background(), d, f)
+	b.start(context.Background(), d, f)
+	rec.waitFor(t, "a slot holding the device", func() bool {
+		return rec.has("A", EventAcquired, LockExclusive) || rec.has("B", EventAcquired, LockExclusive)
+	})
+	x, y := first(rec, a, b, EventAcquired, LockExclusive)
+	rec.waitEvent(t, y.name, EventWait, LockExclusive)
+	x.open(StagePrepare)
+	rec.waitEvent(t, x.name, EventStageStart, StageCompute)
+	require.False(t, rec.has(y.name, EventStageStart, StagePrepare), "%s prepares while %s holds the device", y.name, x.name)
+	x.open(StageCompute)
+	rec.waitEvent(t, y.name, EventAcquired, LockExclusive)
+	y.open(StagePrepare)
+	y.open(StageCompute)
+	a.wait(t, f)
+	b.wait(t, f)
+
+	// Every stage of y starts after x released the device.
+	rel := -1
+	for i, e := range rec.snapshot() {
+		if e.Who == x.name && e.Kind == EventReleased && e.Lock == LockExclusive {
+			rel = i
+		}
+	}
+	require.Positive(t, rel)
+	for _, st := range []string{StagePrepare, StageUpload, StageCompute, StageEpilogue} {
+		s, _ := rec.interval(y.name, st)
+		require.Greater(t, s, rel, "%s's %s must start after %s released the device", y.name, st, x.name)
+	}
+}
+
+func TestVRAMBudgetWaitsNeverOverCommits(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	rec := newRecorder()
+	m := telemetry.NewMetrics()
+	d := newDevice(t, ModeNone, 1000, rec, m)
+	a := newSlot(f, "A", StageCompute)
+	b := newSlot(f, "B")
+	a.key.deviceBytes, b.key.deviceBytes = 600, 600
+	a.start(context.Background(), d, f)
+	rec.waitEvent(t, "A", EventStageStart, StageCompute)
+	require.EqualValues(t, 600, d.Reserved())
+	b.start(context.Background(), d, f)
+	// B needs 600 of the 400 left: it waits instead of over-committing.
+	rec.waitEvent(t, "B", EventWait, LockVRAM)
+	require.False(t, rec.has("B", EventStageStart, StageUpload))
+	a.open(StageCompute)
+	a.wait(t, f)
+	b.wait(t, f)
+	require.Zero(t, d.Reserved(), "every reservation is given back")
+	ia := rec.index("A", EventReleased, LockVRAM)
+	ib := rec.index("B", EventAcquired, LockVRAM)
+	require.Less(t, ia, ib, "B reserves only after A gave its VRAM back")
+
+	// A task larger than the whole budget fails at once.
+	c := newSlot(f, "C")
+	c.key.deviceBytes = 1001
+	c.start(context.Background(), d, f)
+	err := <-c.done
+	require.ErrorIs(t, err, ErrExceedsBudget)
+	require.ErrorContains(t, err, "1001")
+}
+
+func TestWaitHonoursContext(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	rec := newRecorder()
+	d := newDevice(t, ModeCompute, 0, rec, nil)
+	a := newSlot(f, "A", StageCompute)
+	a.start(context.Background(), d, f)
+	rec.waitEvent(t, "A", EventStageStart, StageCompute)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	b := newSlot(f, "B")
+	b.start(ctx, d, f)
+	rec.waitEvent(t, "B", EventWait, LockCompute)
+	cancel()
+	err := <-b.done
+	require.ErrorIs(t, err, context.Canceled)
+	require.True(t, errors.Is(err, context.Canceled))
+
+	a.open(StageCompute)
+	a.wait(t, f)
+	// The lock is free again: a third proof goes through.
+	c := newSlot(f, "C")
+	c.start(context.Background(), d, f)
+	c.wait(t, f)
+}
+
+func TestConfigValidation(t *testing.T) {
+	t.Parallel()
+	_, err := New(Config{Mode: "turbo"})
+	require.ErrorContains(t, err, "Config.Mode")
+	_, err = New(Config{Index: -1})
+	require.ErrorContains(t, err, "Config.Index")
+	_, err = New(Config{VRAMBudget: -5})
+	require.ErrorContains(t, err, "Config.VRAMBudget")
+	d, err := New(Config{})
+	require.NoError(t, err)
+	require.Equal(t, ModeCompute, d.Mode())
+	m, err := ParseMode("SPLIT")
+	require.NoError(t, err)
+	require.Equal(t, ModeSplit, m)
+}
