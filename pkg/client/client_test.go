@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 )
@@ -25,3 +26,5 @@ func TestJobErrorAndProgressLine(t *testing.T) {
 	require.False(t, Terminal(c2clusterv1.JobState_JOB_STATE_ASSEMBLING))
 	require.Equal(t, "assembling", StateName(c2clusterv1.JobState_JOB_STATE_ASSEMBLING))
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -272,6 +272,12 @@ func (q *Queue) consumer(ctx context.Context, shape, lane string) (jetstream.Con
 	return c, nil
 }
 
+func (q *Queue) forgetConsumer(shape, lane string) {
+	q.mu.Lock()
+	delete(q.consumers, ConsumerName(shape, lane))
+	q.mu.Unlock()
+}
+
 // ConsumerName is the durable consumer of a shape and lane.
 func ConsumerName(shape, lane string) string { return "part-" + shape + "-" + lane }
 

@@ -382,3 +382,25 @@ func TestConfigValidationNamesField(t *testing.T) {
 	_, err = q.NewSlot(queue.SlotConfig{Shapes: []string{"s"}, Handler: func(context.Context, *queue.Delivery) error { return nil }, Lanes: []string{"x"}})
 	require.ErrorContains(t, err, "Lanes")
 }
+
+func TestSlotRecreatesDeletedConsumer(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{})
+	got := make(chan string, 4)
+	runSlot(t, b, queue.SlotConfig{Name: "s", IdlePoll: 50 * time.Millisecond, Lanes: []string{"normal"}, Handler: func(_ context.Context, d *queue.Delivery) error {
+		got <- d.Task.JobId
+		return nil
+	}})
+	_, err := b.q.Publish(b.ctx, task("before", 0, 1, "normal"))
+	require.NoError(t, err)
+	require.Equal(t, "before", recv(t, got, 20*time.Second))
+	require.Eventually(t, func() bool { // acked: gone from the WorkQueue stream
+		d, err := b.q.Depth(b.ctx)
+		return err == nil && len(d) == 0
+	}, 10*time.Second, 10*time.Millisecond)
+	// An operator deletes the shared consumer; the slot recreates it.
+	require.NoError(t, b.q.JetStream().DeleteConsumer(b.ctx, queue.StreamDefault, queue.ConsumerName("test", "normal")))
+	_, err = b.q.Publish(b.ctx, task("after", 0, 1, "normal"))
+	require.NoError(t, err)
+	require.Equal(t, "after", recv(t, got, 20*time.Second))
+}

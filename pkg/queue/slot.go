@@ -124,18 +124,11 @@ func (s *Slot) Run(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
-	type source struct {
-		lane, shape string
-		c           jetstream.Consumer
-	}
+	type source struct{ lane, shape string }
 	var sources []source
 	for _, lane := range s.cfg.Lanes {
 		for _, shape := range s.cfg.Shapes {
-			c, err := s.q.consumer(ctx, shape, lane)
-			if err != nil {
-				return err
-			}
-			sources = append(sources, source{lane, shape, c})
+			sources = append(sources, source{lane, shape})
 		}
 	}
 
@@ -159,6 +152,7 @@ func (s *Slot) Run(ctx context.Context) error {
 		}
 		subs = append(subs, sub)
 	}
+	failing := map[source]bool{}
 	idle := time.NewTimer(s.cfg.IdlePoll)
 	defer idle.Stop()
 
@@ -171,12 +165,28 @@ func (s *Slot) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			msg, err := fetchOne(src.c)
+			c, err := s.q.consumer(ctx, src.shape, src.lane)
 			if err != nil {
-				s.cfg.Logger.WarnContext(ctx, "queue: fetch failed", slog.String("slot", s.cfg.Name),
-					slog.String("consumer", ConsumerName(src.shape, src.lane)), slog.Any("err", err))
+				// NATS down or JetStream unavailable: retry next pass.
+				if !failing[src] {
+					s.cfg.Logger.WarnContext(ctx, "queue: consumer unavailable; retrying", slog.String("slot", s.cfg.Name), slog.Any("err", err))
+				}
+				failing[src] = true
 				continue
 			}
+			msg, err := fetchOne(c)
+			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, nats.ErrNoResponders) {
+				s.q.forgetConsumer(src.shape, src.lane) // deleted under us: recreate next pass
+			}
+			if err != nil {
+				if !failing[src] { // log once per failure streak
+					s.cfg.Logger.WarnContext(ctx, "queue: fetch failed; retrying", slog.String("slot", s.cfg.Name),
+						slog.String("consumer", ConsumerName(src.shape, src.lane)), slog.Any("err", err))
+				}
+				failing[src] = true
+				continue
+			}
+			delete(failing, src)
 			if msg == nil {
 				continue
 			}
