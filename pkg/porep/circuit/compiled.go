@@ -8,6 +8,7 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/constraint"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 
@@ -58,6 +59,8 @@ type Option func(*options)
 
 type options struct {
 	progress groth16.Progress
+	// keepB skips balanceB (tests compare both orientations).
+	keepB bool
 }
 
 // WithProgress reports long stages (compiling, solving) to p.
@@ -128,7 +131,14 @@ func Compile(p Params, opts ...Option) (*Compiled, error) {
 	if err != nil {
 		return nil, fmt.Errorf("circuit: compile %q: %w", p.Name, err)
 	}
-	gc, err := groth16.NewCircuit(ccs)
+	r, ok := ccs.(*cs.R1CS)
+	if !ok {
+		return nil, fmt.Errorf("circuit: compile %q: got %T, want a BLS12-381 R1CS", p.Name, ccs)
+	}
+	if !o.keepB {
+		balanceB(r)
+	}
+	gc, err := groth16.NewCircuit(r)
 	if err != nil {
 		return nil, fmt.Errorf("circuit: compile %q: %w", p.Name, err)
 	}

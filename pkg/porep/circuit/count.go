@@ -18,6 +18,36 @@ type GadgetCount struct {
 	Name        string
 	Constraints int
 	Uses        int
+	// Part is the part of the circuit the gadget belongs to (one of Parts),
+	// so that breakdowns of differently built circuits compare part by part.
+	Part string
+}
+
+// Parts of a partition circuit, for comparing breakdowns.
+const (
+	PartLabels  = "labels (SHA-256)"
+	PartTreeD   = "tree D paths (SHA-254)"
+	PartTreeCR  = "tree C / R_last paths (Poseidon)"
+	PartColumns = "column hashes (Poseidon)"
+	PartBits    = "replica id, challenge and parent-label bits"
+	PartCommR   = "comm_r = H(comm_c, comm_r_last)"
+	PartOther   = "input allocation, encoding"
+)
+
+// Parts lists the parts in report order.
+var Parts = []string{PartLabels, PartTreeD, PartTreeCR, PartColumns, PartBits, PartCommR, PartOther}
+
+// PartTotals sums the breakdown by part, in the order of Parts.
+func (b Breakdown) PartTotals() []int {
+	out := make([]int, len(Parts))
+	for _, r := range b.Rows {
+		for i, p := range Parts {
+			if r.Part == p {
+				out[i] += r.Total()
+			}
+		}
+	}
+	return out
 }
 
 // Total is Constraints × Uses.
@@ -102,12 +132,12 @@ func CountBreakdown(p Params) (Breakdown, error) {
 		return Breakdown{}, err
 	}
 	b := Breakdown{Params: p}
-	add := func(name string, uses int, nIn int, prep func(frontend.API, []frontend.Variable) any, body func(frontend.API, any)) error {
+	add := func(part, name string, uses int, nIn int, prep func(frontend.API, []frontend.Variable) any, body func(frontend.API, any)) error {
 		n, err := unitCount(nIn, prep, body)
 		if err != nil {
 			return fmt.Errorf("circuit: count %q: %w", name, err)
 		}
-		b.Rows = append(b.Rows, GadgetCount{Name: name, Constraints: n, Uses: uses})
+		b.Rows = append(b.Rows, GadgetCount{Name: name, Constraints: n, Uses: uses, Part: part})
 		return nil
 	}
 	C, L, nb := p.Challenges, p.Layers, p.NodeBits()
@@ -139,21 +169,26 @@ func CountBreakdown(p Params) (Breakdown, error) {
 
 	steps := []func() error{
 		func() error {
-			return add("replica_id bits (255, canonical)", 1, 1, none, func(api frontend.API, x any) { replicaBits(api, in(x)[0]) })
+			return add(PartBits, "replica_id bits (255, canonical)", 1, 1, none, func(api frontend.API, x any) { replicaBits(api, in(x)[0]) })
 		},
 		func() error {
-			return add("comm_r = Poseidon-2(comm_c, comm_r_last)", 1, 3, none, func(api frontend.API, x any) {
+			return add(PartCommR, "comm_r = Poseidon-2(comm_c, comm_r_last)", 1, 3, none, func(api frontend.API, x any) {
 				commRCheck(api, in(x)[0], in(x)[1], in(x)[2])
 			})
 		},
 		func() error {
-			return add(fmt.Sprintf("path index bits (%d)", nb), C*(cols+3), 1, none, func(api frontend.API, x any) { pathIndexBits(api, in(x)[0], nb) })
+			if err := add(PartTreeD, fmt.Sprintf("tree D: path index bits (%d)", nb), C, 1, none, func(api frontend.API, x any) { pathIndexBits(api, in(x)[0], nb) }); err != nil {
+				return err
+			}
+			r := b.Rows[len(b.Rows)-1]
+			b.Rows = append(b.Rows, GadgetCount{Name: fmt.Sprintf("tree C/R_last: path index bits (%d)", nb), Constraints: r.Constraints, Uses: C * (cols + 2), Part: PartTreeCR})
+			return nil
 		},
 		func() error {
-			return add("tree D: data leaf bits (255, canonical)", C, 1, none, func(api frontend.API, x any) { dataLeafBits(api, in(x)[0]) })
+			return add(PartTreeD, "tree D: data leaf bits (255, canonical)", C, 1, none, func(api frontend.API, x any) { dataLeafBits(api, in(x)[0]) })
 		},
 		func() error {
-			return add(fmt.Sprintf("tree D: leaf level (sibling bits, order, SHA-256 %d blocks)", SHABlocks(64)), C, 3, bitsOf(255), func(api frontend.API, x any) {
+			return add(PartTreeD, fmt.Sprintf("tree D: leaf level (sibling bits, order, SHA-256 %d blocks)", SHABlocks(64)), C, 3, bitsOf(255), func(api frontend.API, x any) {
 				v := x.([]any)
 				treeDLevel(api, v[0].([]frontend.Variable), v[1], v[2], 0)
 			})
@@ -162,13 +197,13 @@ func CountBreakdown(p Params) (Breakdown, error) {
 			if nb < 2 {
 				return nil
 			}
-			return add(fmt.Sprintf("tree D: upper level (sibling bits, order, SHA-256 %d blocks)", SHABlocks(64)), C*(nb-1), 3, bitsOf(254), func(api frontend.API, x any) {
+			return add(PartTreeD, fmt.Sprintf("tree D: upper level (sibling bits, order, SHA-256 %d blocks)", SHABlocks(64)), C*(nb-1), 3, bitsOf(254), func(api frontend.API, x any) {
 				v := x.([]any)
 				treeDLevel(api, v[0].([]frontend.Variable), v[1], v[2], 1)
 			})
 		},
 		func() error {
-			return add("tree D: root = comm_d", C, 2, func(api frontend.API, x []frontend.Variable) any {
+			return add(PartTreeD, "tree D: root = comm_d", C, 2, func(api frontend.API, x []frontend.Variable) any {
 				return append([]any{shaOrder(fieldBits(api, x[0], 254))}, x[1])
 			}, func(api frontend.API, x any) {
 				v := x.([]any)
@@ -176,14 +211,14 @@ func CountBreakdown(p Params) (Breakdown, error) {
 			})
 		},
 		func() error {
-			return add(fmt.Sprintf("column hash (Poseidon-%d)", L), C*(cols+1), L, none, func(api frontend.API, x any) { columnHash(api, in(x)) })
+			return add(PartColumns, fmt.Sprintf("column hash (Poseidon-%d)", L), C*(cols+1), L, none, func(api frontend.API, x any) { columnHash(api, in(x)) })
 		},
 	}
 	for _, a := range arities {
 		a := a
 		k := bits.TrailingZeros(uint(a))
 		steps = append(steps, func() error {
-			return add(fmt.Sprintf("tree C/R_last level: insert %d + Poseidon-%d", a, a), C*(cols+2)*levelArities[a], a+1,
+			return add(PartTreeCR, fmt.Sprintf("tree C/R_last level: insert %d + Poseidon-%d", a, a), C*(cols+2)*levelArities[a], a+1,
 				func(api frontend.API, x []frontend.Variable) any {
 					return append([]any{fieldBits(api, x[0], k)}, x[1], x[2:])
 				},
@@ -195,13 +230,13 @@ func CountBreakdown(p Params) (Breakdown, error) {
 	}
 	steps = append(steps,
 		func() error {
-			return add("tree C/R_last root check", C*(cols+2), 2, none, func(api frontend.API, x any) { rootCheck(api, in(x)[0], in(x)[1]) })
+			return add(PartTreeCR, "tree C/R_last root check", C*(cols+2), 2, none, func(api frontend.API, x any) { rootCheck(api, in(x)[0], in(x)[1]) })
 		},
 		func() error {
-			return add("challenge bits (64)", C, 1, none, func(api frontend.API, x any) { challengeBits(api, in(x)[0]) })
+			return add(PartBits, "challenge bits (64)", C, 1, none, func(api frontend.API, x any) { challengeBits(api, in(x)[0]) })
 		},
 		func() error {
-			return add("parent label bits (254)", C*(p.DRGDegree*L+p.ExpDegree*(L-1)), 1, none, func(api frontend.API, x any) { parentLabelBits(api, in(x)[0]) })
+			return add(PartBits, "parent label bits (254)", C*(p.DRGDegree*L+p.ExpDegree*(L-1)), 1, none, func(api frontend.API, x any) { parentLabelBits(api, in(x)[0]) })
 		},
 	)
 	for layer := 1; layer <= L; layer++ {
@@ -212,7 +247,7 @@ func CountBreakdown(p Params) (Breakdown, error) {
 		}
 		steps = append(steps, func() error {
 			name := fmt.Sprintf("label layer %d (SHA-256 %d blocks, %d parents)", layer, SHABlocks(p.LabelPreimageBytes()), p.LabelParents)
-			return add(name, C, 2+n, func(api frontend.API, x []frontend.Variable) any {
+			return add(PartLabels, name, C, 2+n, func(api frontend.API, x []frontend.Variable) any {
 				parents := make([][]frontend.Variable, n)
 				for i := range parents {
 					parents[i] = parentLabelBits(api, x[2+i])
@@ -282,17 +317,18 @@ func BellpersonBreakdown(p Params) (Breakdown, error) {
 	C, L, nb := p.Challenges, p.Layers, p.NodeBits()
 	cols := p.DRGDegree + p.ExpDegree
 	b := Breakdown{Params: p, Rows: []GadgetCount{
-		{"replica_id: alloc, inputize, to_bits_le", 1 + bpBits, 1},
-		{"comm_d, comm_r: alloc, inputize", 1, 2},
-		{"comm_r = Poseidon-2(comm_c, comm_r_last)", bpPoseidon[2] + 1, 1},
-		{fmt.Sprintf("tree D level (SHA-256 %d blocks)", SHABlocks(64)), bpTreeDLevel, C * nb},
-		{"PoR path packing + root equality", 2, C * (cols + 3)},
-		{fmt.Sprintf("column hash (Poseidon-%d)", L), colHash, C * (cols + 1)},
-		{"tree C/R_last path (index bits, insert, Poseidon per level)", path, C * (cols + 2)},
-		{"challenge: UInt64 alloc + pack_into_input", 65, C},
-		{"parent label bits (to_bits_le)", bpBits, C * (p.DRGDegree*L + p.ExpDegree*(L-1))},
-		{fmt.Sprintf("label (SHA-256 %d blocks, 37 parents)", SHABlocks(p.LabelPreimageBytes())), bpLabel37, C * L},
-		{"encoding (data + key)", 1, C},
+		{"replica_id: alloc, inputize, to_bits_le", 1 + bpBits, 1, PartBits},
+		{"comm_d, comm_r: alloc, inputize", 1, 2, PartOther},
+		{"comm_r = Poseidon-2(comm_c, comm_r_last)", bpPoseidon[2] + 1, 1, PartCommR},
+		{fmt.Sprintf("tree D level (SHA-256 %d blocks)", SHABlocks(64)), bpTreeDLevel, C * nb, PartTreeD},
+		{"tree D: path packing + root equality", 2, C, PartTreeD},
+		{fmt.Sprintf("column hash (Poseidon-%d)", L), colHash, C * (cols + 1), PartColumns},
+		{"tree C/R_last path (index bits, insert, Poseidon per level)", path, C * (cols + 2), PartTreeCR},
+		{"tree C/R_last: path packing + root equality", 2, C * (cols + 2), PartTreeCR},
+		{"challenge: UInt64 alloc + pack_into_input", 65, C, PartBits},
+		{"parent label bits (to_bits_le)", bpBits, C * (p.DRGDegree*L + p.ExpDegree*(L-1)), PartBits},
+		{fmt.Sprintf("label (SHA-256 %d blocks, 37 parents)", SHABlocks(p.LabelPreimageBytes())), bpLabel37, C * L, PartLabels},
+		{"encoding (data + key)", 1, C, PartOther},
 	}}
 	return b, nil
 }
@@ -311,7 +347,7 @@ func (b Breakdown) Grouped() []GadgetCount {
 			out[n-1].Uses += r.Uses
 			continue
 		}
-		out = append(out, GadgetCount{Name: name, Constraints: r.Constraints, Uses: r.Uses})
+		out = append(out, GadgetCount{Name: name, Constraints: r.Constraints, Uses: r.Uses, Part: r.Part})
 	}
 	return out
 }

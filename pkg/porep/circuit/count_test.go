@@ -38,6 +38,7 @@ func TestBreakdownMatchesCompiled(t *testing.T) {
 			grouped += r.Total()
 		}
 		require.Equal(t, b.Total(), grouped)
+		requireParts(t, b)
 	}
 }
 
@@ -67,7 +68,21 @@ func TestBellpersonModel(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tc.constraints, b.Total(), tc.p.Name)
 		require.Equal(t, tc.inputs, tc.p.NumPublic()+1, tc.p.Name)
+		requireParts(t, b)
 	}
 	_, err := BellpersonBreakdown(Params{Name: "x", Nodes: 64, Layers: 3, DRGDegree: 6, ExpDegree: 8, LabelParents: 37, Challenges: 1, Tree: TreeArity{Base: 8}})
 	require.Error(t, err, "no Poseidon-3 count")
+}
+
+// requireParts checks every row has a known part and the parts add up.
+func requireParts(t *testing.T, b Breakdown) {
+	t.Helper()
+	for _, r := range b.Rows {
+		require.Contains(t, Parts, r.Part, r.Name)
+	}
+	sum := 0
+	for _, v := range b.PartTotals() {
+		sum += v
+	}
+	require.Equal(t, b.Total(), sum)
 }
