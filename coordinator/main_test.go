@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore/jobstoretest"
+	"github.com/c2cluster/c2cluster/pkg/queue/queuetest"
 )
 
 var redisSrv *jobstoretest.Redis
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	goleak.VerifyTestMain(mainRunner{m, redisSrv.Stop})
+	goleak.VerifyTestMain(mainRunner{m, redisSrv.Stop}, queuetest.LeakOptions()...)
 }
 
 func TestUsageAndUnknownCommand(t *testing.T) {

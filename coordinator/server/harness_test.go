@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(mainRunner{m, func() {
 		redisSrv.Stop()
 		os.RemoveAll(paramsDir)
-	}}, goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))
+	}}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
 }
 
 // params runs the real Groth16 setup of the test shape once per package

@@ -20,7 +20,7 @@ import (
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, queuetest.LeakOptions()...) }
 
 type bundle struct {
 	q   *queue.Queue

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/pkg/queue"
 )
@@ -31,4 +32,14 @@ func Conn(t testing.TB, srv *queue.Embedded) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
+}
+
+// LeakOptions are the goleak options for packages that store blobs:
+// nats.go v1.55.0's object store Put starts a publisher goroutine
+// (resetPendingAcksOnReconnect) that can read its status channel after
+// Put's deferred cleanup set it to nil, and then blocks forever. The race is
+// upstream (jetstream/publish.go, object.go cleanupReplySub); everything
+// else must still be leak-free.
+func LeakOptions() []goleak.Option {
+	return []goleak.Option{goleak.IgnoreTopFunction("github.com/nats-io/nats.go/jetstream.(*jetStream).resetPendingAcksOnReconnect")}
 }
