@@ -1,5 +1,5 @@
 // Package groth16 is c2cluster's circuit-agnostic Groth16 engine over
-// BLS12-381.
+// BLS12-381, in Filecoin's (bellperson's) flavour.
 //
 // Its boundary is a synthesized circuit instance (Synthesized): the constraint
 // evaluations a, b, c, the input and aux assignments and the A/B density
@@ -7,13 +7,32 @@
 // bellperson-compatible synthesizer later) can be proved by any Backend.
 //
 // The package holds:
-//   - the types: Synthesized, ProvingKey, VerifyingKey, Proof;
-//   - the Filecoin/bellperson parameter formats (.params, .vk) and the
-//     192-byte proof encoding;
-//   - setup from a compiled gnark R1CS, with bellperson's input constraints;
-//   - the staged Backend interface and its CPU implementation (the reference);
-//   - the verifier, for one proof and for a batch.
+//   - the types: Synthesized, ProvingKey, VerifyingKey, Proof, Randomness;
+//   - the Filecoin/bellperson parameter formats: ReadParams / OpenParams
+//     (memory-mapped, counts checked against the file size, sections decoded
+//     lazily or all in parallel, every point checked for canonical encoding,
+//     curve and subgroup membership; SkipSubgroupCheck for trusted files),
+//     WriteParams, ReadVerifyingKey / WriteVerifyingKey, and the 192-byte
+//     proof encoding (Proof.MarshalBinary / UnmarshalBinary, JoinProofs /
+//     SplitProofs for multi-partition proofs). Decoding errors are
+//     *FormatError values naming the section (vk, ic, h, l, a, b_g1, b_g2),
+//     the point and the problem (ErrTruncated, ErrNotOnCurve, ...);
+//   - the gnark adapter: Circuit wraps a compiled gnark BLS12-381 R1CS
+//     (without commitments), computes the density bitmaps once and turns a
+//     witness into a Synthesized with gnark's solver (Circuit.Solve);
+//   - Setup: parameters for a Circuit, with bellperson's input constraints
+//     (input_i · 0 = 0), fresh toxic waste or a test seed, progress reports;
+//   - the staged Backend / Key / Task interface and its CPU implementation
+//     (NewCPUBackend), the reference every backend must match byte for byte,
+//     and Prove, which runs every stage;
+//   - the verifier: Verify for one proof, PreparedVerifyingKey for many, and
+//     VerifyBatch (random linear combination, one final exponentiation) for
+//     the partition proofs of a sector.
 //
-// It does not hold circuits (pkg/porep), device code (cuda/ and its binding)
-// or anything about queues and jobs.
+// It does not hold circuits (pkg/porep), device code (cuda/ and its Go
+// binding in pkg/groth16/cuda) or anything about queues and jobs.
+//
+// Everything that reads outside bytes returns errors, never panics, and is
+// fuzzed (see fuzz_test.go). See docs/groth16.md for the formats and the
+// prover's stages, and docs/perf/groth16.md for measurements.
 package groth16
