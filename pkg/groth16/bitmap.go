@@ -27,3 +27,15 @@ func (b Bitmap) Count() int {
 	}
 	return n
 }
+
+// valid reports whether the bitmap has exactly the words for Len bits and
+// no bit set at or beyond Len.
+func (b Bitmap) valid() bool {
+	if b.Len < 0 || len(b.Words) != (b.Len+63)/64 {
+		return false
+	}
+	if r := b.Len % 64; r != 0 && b.Words[len(b.Words)-1]>>r != 0 {
+		return false
+	}
+	return true
+}

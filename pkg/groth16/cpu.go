@@ -99,6 +99,9 @@ func (k *cpuKey) Close() error {
 // query lengths, and that the constraints fit the domain. Errors wrap
 // ErrShape.
 func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
+	if err := checkProvingKeyShape(pk); err != nil {
+		return err
+	}
 	if w == nil {
 		return fmt.Errorf("%w: nil witness", ErrShape)
 	}
@@ -114,12 +117,12 @@ func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
 			ErrShape, len(w.A), len(w.B), len(w.C), rows)
 	case rows > len(pk.H)+1:
 		return fmt.Errorf("%w: %d rows exceed the key's domain %d", ErrShape, rows, len(pk.H)+1)
-	case w.ADensityAux.Len != nAux || len(w.ADensityAux.Words) != (nAux+63)/64:
-		return fmt.Errorf("%w: a density has %d bits, want %d", ErrShape, w.ADensityAux.Len, nAux)
-	case w.BDensityAux.Len != nAux || len(w.BDensityAux.Words) != (nAux+63)/64:
-		return fmt.Errorf("%w: b aux density has %d bits, want %d", ErrShape, w.BDensityAux.Len, nAux)
-	case w.BDensityInput.Len != nIn || len(w.BDensityInput.Words) != (nIn+63)/64:
-		return fmt.Errorf("%w: b input density has %d bits, want %d", ErrShape, w.BDensityInput.Len, nIn)
+	case w.ADensityAux.Len != nAux || !w.ADensityAux.valid():
+		return fmt.Errorf("%w: a density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.ADensityAux.Len, len(w.ADensityAux.Words), nAux)
+	case w.BDensityAux.Len != nAux || !w.BDensityAux.valid():
+		return fmt.Errorf("%w: b aux density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.BDensityAux.Len, len(w.BDensityAux.Words), nAux)
+	case w.BDensityInput.Len != nIn || !w.BDensityInput.valid():
+		return fmt.Errorf("%w: b input density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.BDensityInput.Len, len(w.BDensityInput.Words), nIn)
 	}
 	if got := nIn + w.ADensityAux.Count(); got != len(pk.A) {
 		return fmt.Errorf("%w: a density selects %d points, key's a has %d", ErrShape, got, len(pk.A))

@@ -132,6 +132,12 @@ func TestParamsFileRoundTrip(t *testing.T) {
 	bg2, err := pf.BG2(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, f.pk.BG2, bg2)
+	_, err = pf.G1Section(context.Background(), SectionBG2)
+	require.Error(t, err, "b_g2 is not a G1 section")
+	require.NoError(t, pf.Close())
+	_, err = pf.VerifyingKey()
+	require.Error(t, err, "use after Close")
+	require.NoError(t, pf.Close())
 
 	// The .vk file is the params file's prefix.
 	var vkBuf bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -253,6 +254,8 @@ func DecodeParams(data []byte, opts ...ParamsOption) (*ProvingKey, error) {
 	return decodeParams(context.Background(), data, l, newParamsConfig(opts))
 }
 
+var errParamsClosed = errors.New("groth16: params file is closed")
+
 // ParamsFile is an open, memory-mapped .params file whose layout has been
 // validated. Sections are decoded on demand, so a caller that needs only the
 // verifying key reads only the first pages of the file. Methods are safe for
@@ -301,6 +304,9 @@ func (f *ParamsFile) Layout() ParamsLayout { return *f.layout }
 
 // VerifyingKey decodes the verifying key (always fully checked).
 func (f *ParamsFile) VerifyingKey() (*VerifyingKey, error) {
+	if f.data == nil {
+		return nil, errParamsClosed
+	}
 	vk, err := decodeVK(f.data, f.layout.IC, workers(f.cfg.workers))
 	if err != nil {
 		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
@@ -311,6 +317,9 @@ func (f *ParamsFile) VerifyingKey() (*VerifyingKey, error) {
 // G1Section decodes one G1 section by name (SectionH, SectionL, SectionA,
 // SectionBG1 or SectionIC).
 func (f *ParamsFile) G1Section(ctx context.Context, name string) ([]curve.G1Affine, error) {
+	if f.data == nil {
+		return nil, errParamsClosed
+	}
 	var s Section
 	switch name {
 	case SectionIC:
@@ -335,6 +344,9 @@ func (f *ParamsFile) G1Section(ctx context.Context, name string) ([]curve.G1Affi
 
 // BG2 decodes the b_g2 section.
 func (f *ParamsFile) BG2(ctx context.Context) ([]curve.G2Affine, error) {
+	if f.data == nil {
+		return nil, errParamsClosed
+	}
 	pts, err := decodeG2Section(ctx, f.data, f.layout.BG2, f.cfg.subgroup, workers(f.cfg.workers), nil)
 	if err != nil {
 		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
@@ -344,6 +356,9 @@ func (f *ParamsFile) BG2(ctx context.Context) ([]curve.G2Affine, error) {
 
 // ProvingKey decodes every section, in parallel.
 func (f *ParamsFile) ProvingKey(ctx context.Context) (*ProvingKey, error) {
+	if f.data == nil {
+		return nil, errParamsClosed
+	}
 	pk, err := decodeParams(ctx, f.data, f.layout, f.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
@@ -459,6 +474,9 @@ func writeVK(w io.Writer, vk *VerifyingKey, buf []byte) error {
 // beta_g2, gamma_g2, delta_g1, delta_g2, then ic as a u32 big-endian count
 // and points; all points uncompressed.
 func WriteVerifyingKey(w io.Writer, vk *VerifyingKey) error {
+	if vk == nil {
+		return fmt.Errorf("groth16: write vk: %w: nil verifying key", ErrShape)
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	if err := writeVK(bw, vk, make([]byte, encodeChunk*g1Uncompressed)); err != nil {
 		return err
@@ -470,6 +488,9 @@ func WriteVerifyingKey(w io.Writer, vk *VerifyingKey) error {
 // (as WriteVerifyingKey), then h, l, a, b_g1, b_g2, each a u32 big-endian
 // count followed by uncompressed points.
 func WriteParams(w io.Writer, pk *ProvingKey) error {
+	if pk == nil {
+		return fmt.Errorf("groth16: write params: %w: nil proving key", ErrShape)
+	}
 	if len(pk.BG1) != len(pk.BG2) {
 		return fmt.Errorf("groth16: write params: %w: b_g1 has %d points, b_g2 %d", ErrShape, len(pk.BG1), len(pk.BG2))
 	}

@@ -261,6 +261,22 @@ func TestProverRejectsBadInput(t *testing.T) {
 		"short a":      mut(func(w *Synthesized) { w.A = w.A[1:] }),
 		"bad density":  mut(func(w *Synthesized) { w.ADensityAux = NewBitmap(len(w.Aux)) }),
 		"bad b bitmap": mut(func(w *Synthesized) { w.BDensityInput = NewBitmap(3) }),
+		"bit beyond len": mut(func(w *Synthesized) {
+			// Move the last set bit of the B aux density past Len: same
+			// count, but it would select a variable that does not exist.
+			d := Bitmap{Len: w.BDensityAux.Len, Words: slices.Clone(w.BDensityAux.Words)}
+			last := -1
+			for i := 0; i < d.Len; i++ {
+				if d.Get(i) {
+					last = i
+				}
+			}
+			require.GreaterOrEqual(t, last, 0)
+			d.Words[last>>6] &^= 1 << (uint(last) & 63)
+			d.Words[len(d.Words)-1] |= 1 << 63
+			require.NotZero(t, d.Len%64, "the test needs a partial last word")
+			w.BDensityAux = d
+		}),
 	}
 	for name, w := range cases {
 		_, _, err := Prove(ctx, f.key, w, rnd)

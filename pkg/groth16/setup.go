@@ -117,6 +117,9 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if c == nil {
+		return nil, fmt.Errorf("groth16: setup: nil circuit")
+	}
 	nw := workers(cfg.workers)
 	m, nIn, nAux := c.nbConstraints, c.nbInputs, c.nbAux
 	rows := m + nIn
