@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -91,17 +92,27 @@ func BenchmarkCoordinationOverhead(b *testing.B) {
 	c := newCluster(b, queue.Config{})
 	doc := sealedC1(b, 100)
 	proofs := benchProofs(b, c, doc)
-	co := c.startCoordinator(server.Config{})
+	co := c.startCoordinator(server.Config{Logger: slog.New(slog.DiscardHandler)})
 	c.runReplayWorker(b, 3, proofs)
 	b.ResetTimer()
+	var submit, assemble, queueWait time.Duration
 	for i := 0; i < b.N; i++ {
-		st, err := co.client.Prove(c.ctx, &c2clusterv1.SubmitRequest{C1Json: doc}, nil)
+		t0 := time.Now()
+		sub, err := co.client.Submit(c.ctx, &c2clusterv1.SubmitRequest{C1Json: doc})
+		require.NoError(b, err)
+		submit += time.Since(t0)
+		st, err := co.client.Await(c.ctx, sub.JobId)
 		require.NoError(b, err)
 		require.Equal(b, c2clusterv1.JobState_JOB_STATE_DONE, st.State)
+		assemble += time.Duration(st.Timings.AssembleMs * float64(time.Millisecond))
+		queueWait += time.Duration(st.Timings.QueueWaitMs * float64(time.Millisecond))
 	}
 	b.StopTimer()
 	perJob := b.Elapsed() / time.Duration(b.N)
 	b.ReportMetric(float64(perJob.Microseconds())/1000/3, "ms/partition")
+	b.ReportMetric(float64(submit.Microseconds())/1000/float64(b.N), "submit-ms/job")
+	b.ReportMetric(float64(assemble.Microseconds())/1000/float64(b.N), "assemble-ms/job")
+	b.ReportMetric(float64(queueWait.Microseconds())/1000/float64(3*b.N), "queue-wait-ms/partition")
 }
 
 // BenchmarkDispatchThroughput: 40 jobs of 3 partitions submitted at once
@@ -110,7 +121,7 @@ func BenchmarkDispatchThroughput(b *testing.B) {
 	c := newCluster(b, queue.Config{})
 	doc := sealedC1(b, 101)
 	proofs := benchProofs(b, c, doc)
-	co := c.startCoordinator(server.Config{})
+	co := c.startCoordinator(server.Config{Logger: slog.New(slog.DiscardHandler)})
 	c.runReplayWorker(b, 4, proofs)
 	const jobs, clients = 40, 8
 	b.ResetTimer()

@@ -124,6 +124,19 @@ func TestIdempotentResubmit(t *testing.T) {
 	jobs, err := c.store.List(c.ctx, "", 10)
 	require.NoError(t, err)
 	require.Len(t, jobs, 2)
+
+	// Status: queue depth per lane and the worker registry.
+	require.NoError(t, c.store.Heartbeat(c.ctx, jobstore.Worker{ID: "gpu-host-1", Host: "gpu-host", Devices: []string{"cuda:0", "cuda:1"},
+		Slots: 4, Resident: []jobstore.Resident{{Shape: testShape, Residency: "device"}}, Current: []string{queue.MsgID(first.JobId, 0)}}))
+	status, err := co.client.Status(c.ctx, "")
+	require.NoError(t, err)
+	require.Nil(t, status.Job)
+	require.Len(t, status.Queue, 2)
+	require.Equal(t, "high", status.Queue[0].Lane)
+	require.Len(t, status.Workers, 1)
+	require.Equal(t, []string{"cuda:0", "cuda:1"}, status.Workers[0].Devices)
+	require.Equal(t, "device", status.Workers[0].Resident[0].Residency)
+	require.Equal(t, []string{first.JobId + ".0"}, status.Workers[0].Current)
 }
 
 // TestBadC1RejectedAtSubmit: malformed, wrong shape, tampered and
