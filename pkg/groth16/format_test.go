@@ -345,3 +345,19 @@ func requireFormatErr(t *testing.T, err error, section string, want error) {
 	require.Equal(t, section, fe.Section, "error: %v", err)
 	require.Contains(t, err.Error(), fmt.Sprintf("section %s", section))
 }
+
+func TestSetupProgressAndCancel(t *testing.T) {
+	c := compileChain(t, 30)
+	var lines bytes.Buffer
+	_, err := Setup(context.Background(), c, SetupSeed([]byte("p")), SetupProgress(ProgressLines(&lines)), SetupWorkers(1))
+	require.NoError(t, err)
+	for _, stage := range []string{"setup: lagrange 100%", "setup: qap 100%", "setup: g1 100%", "setup: g2 100%"} {
+		require.Contains(t, lines.String(), stage)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = Setup(ctx, c)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = Setup(context.Background(), nil)
+	require.Error(t, err)
+}
