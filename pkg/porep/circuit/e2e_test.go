@@ -241,3 +241,29 @@ type verifierError = verifier.Error
 func verifyNative(ctx context.Context, out *c1.Output) error {
 	return verifier.Verify(ctx, out, verifier.Options{})
 }
+
+// TestSynthesizeOfficial2KiB solves the official 2 KiB shape's circuit (the
+// official degrees: 6 DRG and 8 expander parents cycled to 37 per label,
+// tree arity 8): ~2.7 M constraints, about 20 s and 1 GiB to compile. A
+// changed expander-parent label (hashed into the layer-2 label only) makes
+// it unsatisfied. Proving 2 KiB is BenchmarkProve2KiB.
+func TestSynthesizeOfficial2KiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a 2.7 M-constraint circuit")
+	}
+	ctx := context.Background()
+	doc := sealedC1(t, "2KiB", 3)
+	out := parseC1(t, doc)
+	c, err := ForShape(out.Shape)
+	require.NoError(t, err)
+	require.Zero(t, c.Stats().Commitments)
+	w, err := c.Synthesize(ctx, out, 0)
+	require.NoError(t, err)
+	require.Equal(t, mustPublic(t, out, 0), w.Input[1:])
+
+	out = parseC1(t, doc)
+	out.VanillaProofs.Partitions()[0][1].ReplicaColumnProofs.ExpParents[7].Column.Rows[0][9] ^= 4
+	require.Error(t, verifyNative(ctx, out))
+	_, err = c.Synthesize(ctx, out, 0)
+	require.ErrorIs(t, err, ErrUnsatisfied)
+}

@@ -1,0 +1,73 @@
+package circuit
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+)
+
+// BenchmarkSynthesize measures the worker's CPU step for one partition:
+// witness from the parsed C1 and gnark's solver (compilation is cached and
+// not timed). Reports constraints per second.
+//
+//	go test -run '^$' -bench BenchmarkSynthesize -benchtime 5x ./pkg/porep/circuit/
+func BenchmarkSynthesize(b *testing.B) {
+	for _, name := range []string{"test-micro", "test-mini", "2KiB"} {
+		b.Run(name, func(b *testing.B) {
+			out := parseC1(b, sealedC1(b, name, 1))
+			c, err := ForShape(out.Shape)
+			require.NoError(b, err)
+			ctx := context.Background()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				_, err := c.Synthesize(ctx, out, i%out.Shape.Partitions)
+				require.NoError(b, err)
+			}
+			b.ReportMetric(float64(c.Stats().Constraints)*float64(b.N)/b.Elapsed().Seconds(), "constraints/s")
+		})
+	}
+}
+
+// BenchmarkProve2KiB is the official 2 KiB shape end to end, too slow for CI
+// on two cores: setup (not timed, deterministic seed, written to files and
+// read back), then per iteration synthesize + prove on the CPU backend +
+// verify against the native public inputs.
+//
+//	go test -run '^$' -bench BenchmarkProve2KiB -benchtime 1x -timeout 60m ./pkg/porep/circuit/
+func BenchmarkProve2KiB(b *testing.B) {
+	ctx := context.Background()
+	out := parseC1(b, sealedC1(b, "2KiB", 1))
+	dir := b.TempDir()
+	cfg := SetupConfig{ParamsPath: filepath.Join(dir, "2KiB.params"), VKPath: filepath.Join(dir, "2KiB.vk"), Seed: []byte("bench")}
+	if testing.Verbose() {
+		cfg.Progress = groth16.ProgressLines(benchLog{b})
+	}
+	pk, err := Setup(ctx, out.Shape, cfg)
+	require.NoError(b, err)
+	key, err := groth16.NewCPUBackend().Load(ctx, pk)
+	require.NoError(b, err)
+	defer key.Close()
+	c, err := ForShape(out.Shape)
+	require.NoError(b, err)
+	in, err := PublicInputs(out, 0)
+	require.NoError(b, err)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, err := c.Synthesize(ctx, out, 0)
+		require.NoError(b, err)
+		rnd, err := groth16.NewRandomness()
+		require.NoError(b, err)
+		proof, tm, err := groth16.Prove(ctx, key, w, rnd)
+		require.NoError(b, err)
+		require.NoError(b, groth16.Verify(&pk.VK, proof, in))
+		b.Logf("prove: %+v", tm)
+	}
+}
+
+type benchLog struct{ b *testing.B }
+
+func (l benchLog) Write(p []byte) (int, error) { l.b.Log(string(p)); return len(p), nil }
