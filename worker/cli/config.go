@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/worker/node"
+)
+
+// File is the worker's configuration: the YAML file's layout. Connection
+// settings sit at the top; the worker's own settings (node.Config) are
+// inline beside them.
+//
+//	nats: nats://10.0.0.1:4222
+//	redis: 10.0.0.2:6379
+//	shapes: [32GiB]
+//	params_dir: /var/lib/c2/params
+//	backend: auto
+//	gpu_workers_per_device: 2
+//	interlock: compute
+type File struct {
+	// NATS is the NATS server URL. Default nats://127.0.0.1:4222.
+	NATS string `yaml:"nats"`
+	// Redis is the Redis address. Default 127.0.0.1:6379.
+	Redis string `yaml:"redis"`
+	// RedisPrefix prefixes every Redis key. Default "c2" (the
+	// coordinator's must match).
+	RedisPrefix string `yaml:"redis_prefix"`
+	// OTLP is the OTLP/gRPC trace collector (Jaeger's host:4317); empty:
+	// no export.
+	OTLP string `yaml:"otlp"`
+	// OTLPInsecure disables TLS to the collector. Default true.
+	OTLPInsecure *bool `yaml:"otlp_insecure"`
+	// MetricsListen serves /metrics and /healthz; empty: off. Default
+	// 127.0.0.1:9464.
+	MetricsListen string `yaml:"metrics_listen"`
+	// LogLevel is debug, info, warn or error. Default info.
+	LogLevel string `yaml:"log_level"`
+	// LogFormat is text or json. Default text.
+	LogFormat string `yaml:"log_format"`
+	// AckWait of partition tasks (the workers create the consumers, so
+	// this is where it is set). Default 60 s.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// MaxDeliver deliveries of a partition before it fails its job.
+	// Default 5.
+	MaxDeliver int `yaml:"max_deliver"`
+
+	node.Config `yaml:",inline"`
+}
+
+// Defaults of File.
+const (
+	NATSDefault          = "nats://127.0.0.1:4222"
+	RedisDefault         = "127.0.0.1:6379"
+	MetricsListenDefault = "127.0.0.1:9464"
+)
+
+// setting is one configuration value settable by flag and environment.
+type setting struct {
+	flag, env, help string
+	set             func(string) error
+	get             func() string
+}
+
+func (f *File) settings() []setting {
+	str := func(p *string) (func(string) error, func() string) {
+		return func(v string) error { *p = v; return nil }, func() string { return *p }
+	}
+	list := func(p *[]string) (func(string) error, func() string) {
+		return func(v string) error { *p = splitList(v); return nil }, func() string { return strings.Join(*p, ",") }
+	}
+	dur := func(p *time.Duration) (func(string) error, func() string) {
+		return func(v string) error {
+				d, err := time.ParseDuration(v)
+				if err != nil {
+					return err
+				}
+				*p = d
+				return nil
+			}, func() string {
+				if *p == 0 {
+					return ""
+				}
+				return p.String()
+			}
+	}
+	num := func(p *int) (func(string) error, func() string) {
+		return func(v string) error {
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return err
+				}
+				*p = n
+				return nil
+			}, func() string {
+				if *p == 0 {
+					return ""
+				}
+				return strconv.Itoa(*p)
+			}
+	}
+	num64 := func(p *int64) (func(string) error, func() string) {
+		return func(v string) error {
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return err
+				}
+				*p = n
+				return nil
+			}, func() string {
+				if *p == 0 {
+					return ""
+				}
+				return strconv.FormatInt(*p, 10)
+			}
+	}
+	boolean := func(p *bool) (func(string) error, func() string) {
+		return func(v string) error {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return err
+				}
+				*p = b
+				return nil
+			}, func() string {
+				if !*p {
+					return ""
+				}
+				return "true"
+			}
+	}
+	devices := func(v string) error {
+		f.Devices = nil
+		for _, s := range splitList(v) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return fmt.Errorf("device %q is not an index", s)
+			}
+			f.Devices = append(f.Devices, n)
+		}
+		return nil
+	}
+	devicesGet := func() string {
+		s := make([]string, len(f.Devices))
+		for i, d := range f.Devices {
+			s[i] = strconv.Itoa(d)
+		}
+		return strings.Join(s, ",")
+	}
+	insecureSet := func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		f.OTLPInsecure = &b
+		return nil
+	}
+	insecureGet := func() string {
+		if f.OTLPInsecure == nil {
+			return ""
+		}
+		return strconv.FormatBool(*f.OTLPInsecure)
+	}
+	var out []setting
+	add := func(flag, env, help string, set func(string) error, get func() string) {
+		out = append(out, setting{flag, env, help, set, get})
+	}
+	s, g := str(&f.NATS)
+	add("nats", "C2_NATS_URL", "NATS server URL (default "+NATSDefault+")", s, g)
+	s, g = str(&f.Redis)
+	add("redis", "C2_REDIS_ADDR", "Redis address (default "+RedisDefault+")", s, g)
+	s, g = str(&f.RedisPrefix)
+	add("redis-prefix", "C2_REDIS_PREFIX", "prefix of every Redis key; must match the coordinator's (default "+jobstore.PrefixDefault+")", s, g)
+	s, g = str(&f.OTLP)
+	add("otlp", "C2_OTLP_ENDPOINT", "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export", s, g)
+	add("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)", insecureSet, insecureGet)
+	s, g = str(&f.MetricsListen)
+	add("metrics-listen", "C2_METRICS_LISTEN", "address of /metrics and /healthz; 'off' disables (default "+MetricsListenDefault+")", s, g)
+	s, g = str(&f.LogLevel)
+	add("log-level", "C2_LOG_LEVEL", "debug, info, warn or error (default info)", s, g)
+	s, g = str(&f.LogFormat)
+	add("log-format", "C2_LOG_FORMAT", "text or json (default text)", s, g)
+	s, g = dur(&f.AckWait)
+	add("ack-wait", "C2_ACK_WAIT", "JetStream AckWait of partition tasks (default "+queue.AckWaitDefault.String()+")", s, g)
+	s, g = num(&f.MaxDeliver)
+	add("max-deliver", "C2_MAX_DELIVER", "deliveries of a partition before it fails its job (default "+strconv.Itoa(queue.MaxDeliverDefault)+")", s, g)
+
+	s, g = str(&f.ID)
+	add("id", "C2_WORKER_ID", "worker id in the registry (default <host>-<pid>)", s, g)
+	s, g = list(&f.Shapes)
+	add("shapes", "C2_SHAPES", "comma-separated proof shapes to prove, e.g. 32GiB; required", s, g)
+	s, g = str(&f.ParamsDir)
+	add("params-dir", "C2_PARAMS_DIR", "folder of <shape>.params (and .vk); required", s, g)
+	s, g = boolean(&f.TrustedParams)
+	add("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load", s, g)
+	s, g = str(&f.Backend)
+	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", s, g)
+	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices, devicesGet)
+	s, g = num(&f.GPUWorkersPerDevice)
+	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 2 on a GPU, 1 on the CPU)", s, g)
+	s, g = str(&f.Interlock)
+	add("interlock", "C2_INTERLOCK", "device lock: none, exclusive, compute or split (default compute)", s, g)
+	s, g = num64(&f.VRAMBudget)
+	add("vram-budget-bytes", "C2_VRAM_BUDGET_BYTES", "device memory proofs in flight may reserve per device (default 0: no limit)", s, g)
+	s, g = num(&f.CPUThreads)
+	add("cpu-threads", "C2_CPU_THREADS", "goroutines per proof on the CPU backend (default: all cores)", s, g)
+	s, g = str(&f.CUDALibrary)
+	add("cuda-library", "C2_CUDA_LIBRARY", "path of libc2groth16.so (default $C2G_CUDA_LIB, then the loader's path)", s, g)
+	s, g = str(&f.Residency)
+	add("residency", "C2_RESIDENCY", "parameters on a GPU: auto, device or pinned (default auto)", s, g)
+	s, g = num64(&f.ParamsMemoryBudget)
+	add("params-memory-budget-bytes", "C2_PARAMS_MEMORY_BUDGET_BYTES", "device memory for resident parameters per device (default: the backend decides)", s, g)
+	s, g = list(&f.Lanes)
+	add("lanes", "C2_LANES", "priority lanes polled in order (default high,normal,low)", s, g)
+	s, g = dur(&f.HeartbeatInterval)
+	add("heartbeat-interval", "C2_HEARTBEAT_INTERVAL", "registration refresh (default "+node.HeartbeatIntervalDefault.String()+")", s, g)
+	s, g = dur(&f.DrainTimeout)
+	add("drain-timeout", "C2_DRAIN_TIMEOUT", "on SIGTERM, how long in-flight partitions may finish before they are handed back (default "+node.DrainTimeoutDefault.String()+")", s, g)
+	s, g = dur(&f.AbortTimeout)
+	add("abort-timeout", "C2_ABORT_TIMEOUT", "how long aborted partitions may take to stop (default "+node.AbortTimeoutDefault.String()+")", s, g)
+	s, g = dur(&f.RetryDelay)
+	add("retry-delay", "C2_RETRY_DELAY", "redelivery delay after a transient failure (default: the queue's 5s)", s, g)
+	s, g = num(&f.InputCache)
+	add("input-cache", "C2_INPUT_CACHE", "jobs whose parsed C1 output is kept (default 4)", s, g)
+	return out
+}
+
+// Load reads the configuration: the YAML file named by -config (or
+// $C2_WORKER_CONFIG), then environment variables, then flags.
+func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet) (*File, error) {
+	f := &File{}
+	sets := f.settings()
+	var configPath string
+	fs.StringVar(&configPath, "config", "", "YAML configuration file ($C2_WORKER_CONFIG); flags and environment override it")
+	byFlag := map[string]setting{}
+	flagVals := map[string]*string{}
+	for _, s := range sets {
+		v := new(string)
+		flagVals[s.flag] = v
+		byFlag[s.flag] = s
+		fs.StringVar(v, s.flag, "", fmt.Sprintf("%s ($%s)", s.help, s.env))
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if configPath == "" {
+		configPath, _ = lookupEnv("C2_WORKER_CONFIG")
+	}
+	if configPath != "" {
+		b, err := os.ReadFile(configPath)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(f); err != nil {
+			return nil, fmt.Errorf("config %s: %w", configPath, err)
+		}
+	}
+	for _, s := range sets {
+		if v, ok := lookupEnv(s.env); ok && v != "" {
+			if err := s.set(v); err != nil {
+				return nil, fmt.Errorf("$%s=%q: %w", s.env, v, err)
+			}
+		}
+	}
+	var ferr error
+	fs.Visit(func(fl *flag.Flag) {
+		if v, ok := flagVals[fl.Name]; ok && ferr == nil {
+			if err := byFlag[fl.Name].set(*v); err != nil {
+				ferr = fmt.Errorf("-%s=%q: %w", fl.Name, *v, err)
+			}
+		}
+	})
+	if ferr != nil {
+		return nil, ferr
+	}
+	f.fillDefaults()
+	return f, nil
+}
+
+func (f *File) fillDefaults() {
+	if f.NATS == "" {
+		f.NATS = NATSDefault
+	}
+	if f.Redis == "" {
+		f.Redis = RedisDefault
+	}
+	if f.RedisPrefix == "" {
+		f.RedisPrefix = jobstore.PrefixDefault
+	}
+	if f.OTLPInsecure == nil {
+		t := true
+		f.OTLPInsecure = &t
+	}
+	if f.MetricsListen == "" {
+		f.MetricsListen = MetricsListenDefault
+	}
+	if f.LogLevel == "" {
+		f.LogLevel = "info"
+	}
+	if f.LogFormat == "" {
+		f.LogFormat = "text"
+	}
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	"github.com/c2cluster/c2cluster/worker/node"
+)
+
+// Version is reported in the worker registry (set with -ldflags).
+var Version = "dev"
+
+// Env reads environment variables (os.LookupEnv in the binary).
+type Env func(string) (string, bool)
+
+// Main runs the worker until SIGTERM or SIGINT (a second signal cuts the
+// drain's first phase short) and returns the exit code: 0 after a clean
+// drain, 1 on an error (printed to stderr), 2 on a usage error.
+func Main(args []string, stdout, stderr io.Writer, env Env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: worker [flags]\n\nThe c2cluster worker: proves partition tasks from NATS JetStream on this host's devices.\nSettings come from -config FILE (YAML), then $C2_* variables, then flags.\n\nflags:")
+		fs.PrintDefaults()
+	}
+	cfg, err := Load(args, env, fs)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 2
+	}
+	// After the first signal, a second one (NotifyContext is done then)
+	// cuts the drain short.
+	second := make(chan os.Signal, 1)
+	if err := Run(ctx, cfg, stderr, func() <-chan os.Signal {
+		<-ctx.Done()
+		stop()
+		signal.Notify(second, os.Interrupt, syscall.SIGTERM)
+		return second
+	}); err != nil {
+		fmt.Fprintf(stderr, "worker: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Run runs a worker with cfg until ctx ends, then drains it. interrupt,
+// when set, is called after ctx ended and returns a channel whose first
+// value cuts the drain's first phase short.
+func Run(ctx context.Context, cfg *File, logOut io.Writer, interrupt func() <-chan os.Signal) error {
+	log, err := telemetry.NewLogger(logOut, telemetry.LogConfig{Level: cfg.LogLevel, Format: cfg.LogFormat})
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-worker", ServiceVersion: Version,
+		Endpoint: cfg.OTLP, Insecure: *cfg.OTLPInsecure})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = tr.Shutdown(sctx)
+	}()
+
+	nc, err := queue.Connect(cfg.NATS, "c2-worker")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	q, err := queue.Open(ctx, nc, queue.Config{AckWait: cfg.AckWait, MaxDeliver: cfg.MaxDeliver})
+	if err != nil {
+		return err
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis})
+	defer rdb.Close()
+	if err := redisotel.InstrumentTracing(rdb); err != nil {
+		return fmt.Errorf("redis tracing: %w", err)
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis %s: %w", cfg.Redis, err)
+	}
+	store, err := jobstore.New(rdb, jobstore.Config{Prefix: cfg.RedisPrefix})
+	if err != nil {
+		return err
+	}
+
+	metrics := telemetry.NewMetrics()
+	ncfg := cfg.Config
+	ncfg.Logger, ncfg.Metrics, ncfg.Version = log, metrics, Version
+	n, err := node.New(ctx, ncfg, q, store)
+	if err != nil {
+		return err
+	}
+
+	var hs *http.Server
+	if cfg.MetricsListen != "" && cfg.MetricsListen != "off" {
+		ln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("metrics listen %s: %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", metrics.Handler())
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+			if err := rdb.Ping(r.Context()).Err(); err != nil {
+				http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			if !nc.IsConnected() {
+				http.Error(w, "nats: not connected", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok\n"))
+		})
+		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = hs.Serve(ln) }()
+		log.Info("worker: metrics", slog.String("addr", ln.Addr().String()))
+	}
+
+	if err := n.Start(ctx); err != nil {
+		_ = n.Stop(context.Background())
+		return err
+	}
+	<-ctx.Done()
+	log.Info("worker: signal received: draining (a second signal hands in-flight partitions back at once)")
+	stopCtx, cut := context.WithCancel(context.Background())
+	defer cut()
+	if interrupt != nil {
+		sig := interrupt()
+		go func() {
+			select {
+			case <-sig:
+				log.Warn("worker: second signal: cutting the drain short")
+				cut()
+			case <-stopCtx.Done():
+			}
+		}()
+	}
+	err = n.Stop(stopCtx)
+	if hs != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}
+	return err
+}

@@ -1,0 +1,384 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/worker/backend"
+	"github.com/c2cluster/c2cluster/worker/interlock"
+)
+
+// device is one device of the worker: its interlock and the keys of every
+// shape loaded on its backend instance.
+type device struct {
+	index   int
+	name    string // "cpu0", "cuda1"
+	backend groth16.Backend
+	lock    *interlock.Device
+	keys    map[string]groth16.Key
+}
+
+// Node is a worker. Create it with New, run it with Start, end it with Stop.
+type Node struct {
+	cfg     Config
+	q       *queue.Queue
+	store   *jobstore.Store
+	log     *slog.Logger
+	sel     backend.Selection
+	shapes  map[string]*shapeParams
+	devices []*device
+	inputs  *inputCache
+
+	mu        sync.Mutex
+	started   bool
+	stopped   bool
+	current   map[string]string // slot → "<job>.<partition>"
+	slots     []*slotRunner
+	stopFetch context.CancelFunc
+	runWG     sync.WaitGroup
+	hbStop    context.CancelFunc
+	hbDone    chan struct{}
+}
+
+// slotRunner is one slot: a queue Slot bound to one device.
+type slotRunner struct {
+	name string
+	dev  *device
+	qs   *queue.Slot
+	done chan struct{}
+}
+
+// New selects the backend, compiles the circuits and loads every shape's
+// parameters onto every device. A missing or bad parameter file is an
+// ErrParams error naming it. q and store stay owned by the caller.
+func New(ctx context.Context, cfg Config, q *queue.Queue, store *jobstore.Store) (*Node, error) {
+	if q == nil || store == nil {
+		return nil, errors.New("node: New needs a queue and a job store")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	for _, l := range cfg.Lanes {
+		if !q.Config().HasLane(l) {
+			return nil, fmt.Errorf("node: Config.Lanes: lane %q is not one of the queue's %v", l, q.Config().Lanes)
+		}
+	}
+	if cfg.RetryDelay == 0 {
+		cfg.RetryDelay = q.Config().NakDelay
+	}
+	opts := backend.Options{CPUThreads: cfg.CPUThreads, CUDALibrary: cfg.CUDALibrary, Residency: cfg.Residency,
+		MemoryBudget: cfg.ParamsMemoryBudget}
+	sel, err := backend.Select(cfg.Backend, opts, cfg.Devices)
+	if err != nil {
+		return nil, fmt.Errorf("node: Config.Backend: %w", err)
+	}
+	cfg.Logger.Info("worker: " + sel.Why)
+	if cfg.GPUWorkersPerDevice == 0 {
+		cfg.GPUWorkersPerDevice = GPUWorkersPerDeviceDefault
+		if sel.Factory.Name == backend.NameCPU {
+			cfg.GPUWorkersPerDevice = CPUWorkersPerDeviceDefault
+		}
+	}
+	if n := len(sel.Devices) * cfg.GPUWorkersPerDevice; n > MaxSlots {
+		return nil, fmt.Errorf("node: Config.GPUWorkersPerDevice: %d devices × %d = %d slots exceeds %d", len(sel.Devices), cfg.GPUWorkersPerDevice, n, MaxSlots)
+	}
+
+	n := &Node{cfg: cfg, q: q, store: store, log: cfg.Logger, sel: sel, shapes: map[string]*shapeParams{},
+		inputs: newInputCache(cfg.InputCache), current: map[string]string{}}
+	for _, name := range cfg.Shapes {
+		sp, err := loadShape(ctx, cfg, name)
+		if err != nil {
+			return nil, err
+		}
+		n.shapes[name] = sp
+	}
+	for _, idx := range sel.Devices {
+		d, err := n.openDevice(ctx, opts, idx)
+		if err != nil {
+			n.closeDevices()
+			return nil, err
+		}
+		n.devices = append(n.devices, d)
+	}
+	return n, nil
+}
+
+func (n *Node) openDevice(ctx context.Context, opts backend.Options, idx int) (*device, error) {
+	opts.Device = idx
+	b, err := n.sel.Factory.New(opts)
+	if err != nil {
+		return nil, fmt.Errorf("node: device %d: %w", idx, err)
+	}
+	lock, err := interlock.New(interlock.Config{Index: idx, Mode: interlock.Mode(n.cfg.Interlock),
+		VRAMBudget: n.cfg.VRAMBudget, Observer: n.cfg.Observer, Metrics: n.cfg.Metrics})
+	if err != nil {
+		return nil, fmt.Errorf("node: device %d: %w", idx, err)
+	}
+	d := &device{index: idx, name: b.Name() + strconv.Itoa(idx), backend: b, lock: lock, keys: map[string]groth16.Key{}}
+	for _, name := range n.cfg.Shapes {
+		sp := n.shapes[name]
+		start := time.Now()
+		k, err := b.Load(ctx, sp.pk)
+		if err != nil {
+			for _, k := range d.keys {
+				_ = k.Close()
+			}
+			return nil, fmt.Errorf("%w: shape %s: load onto %s: %v", ErrParams, name, d.name, err)
+		}
+		d.keys[name] = k
+		n.cfg.Metrics.SRSResidentBytes.WithLabelValues(name, k.Residency()).Add(float64(sp.bytes))
+		n.log.Info("worker: parameters resident", "shape", name, "device", d.name, "residency", k.Residency(),
+			"took", time.Since(start).Round(time.Millisecond))
+	}
+	return d, nil
+}
+
+func (n *Node) closeDevices() {
+	for _, d := range n.devices {
+		for name, k := range d.keys {
+			if err := k.Close(); err != nil {
+				n.log.Warn("worker: closing key", "shape", name, "device", d.name, "err", err)
+			}
+			n.cfg.Metrics.SRSResidentBytes.WithLabelValues(name, k.Residency()).Sub(float64(n.shapes[name].bytes))
+		}
+	}
+	n.devices = nil
+}
+
+// ID is the worker's id.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Config returns the effective configuration.
+func (n *Node) Config() Config { return n.cfg }
+
+// Slots is the number of slots.
+func (n *Node) Slots() int { return len(n.devices) * n.cfg.GPUWorkersPerDevice }
+
+// Start registers the worker and starts every slot and the heartbeat. The
+// slots run until Stop.
+func (n *Node) Start(ctx context.Context) error {
+	n.mu.Lock()
+	switch {
+	case n.started:
+		n.mu.Unlock()
+		return errors.New("node: already started")
+	case n.stopped:
+		n.mu.Unlock()
+		return errors.New("node: stopped")
+	}
+	n.mu.Unlock()
+	if err := n.heartbeat(ctx); err != nil {
+		return fmt.Errorf("node: register: %w", err)
+	}
+	var slots []*slotRunner
+	for _, d := range n.devices {
+		for i := 0; i < n.cfg.GPUWorkersPerDevice; i++ {
+			sr := &slotRunner{name: fmt.Sprintf("%s/%s/%d", n.cfg.ID, d.name, i), dev: d, done: make(chan struct{})}
+			qs, err := n.q.NewSlot(queue.SlotConfig{
+				Name:    sr.name,
+				Shapes:  n.cfg.Shapes,
+				Lanes:   n.cfg.Lanes,
+				Handler: n.handler(sr),
+				Logger:  n.log,
+			})
+			if err != nil {
+				return fmt.Errorf("node: slot %s: %w", sr.name, err)
+			}
+			sr.qs = qs
+			slots = append(slots, sr)
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.started || n.stopped {
+		return errors.New("node: started or stopped concurrently")
+	}
+	fetchCtx, stopFetch := context.WithCancel(context.WithoutCancel(ctx))
+	n.stopFetch = stopFetch
+	n.slots = slots
+	for _, sr := range slots {
+		n.runWG.Add(1)
+		go func(sr *slotRunner) {
+			defer n.runWG.Done()
+			defer close(sr.done)
+			if err := sr.qs.Run(fetchCtx); err != nil {
+				n.log.Error("worker: slot stopped", "slot", sr.name, "err", err)
+			}
+		}(sr)
+	}
+	hbCtx, hbStop := context.WithCancel(context.WithoutCancel(ctx))
+	n.hbStop, n.hbDone = hbStop, make(chan struct{})
+	go n.heartbeatLoop(hbCtx)
+	n.started = true
+	n.log.Info("worker: started", "id", n.cfg.ID, "slots", len(slots), "devices", n.deviceNames(),
+		"interlock", n.cfg.Interlock, "shapes", n.cfg.Shapes)
+	return nil
+}
+
+// Stop drains the worker in two phases and releases its devices: slots stop
+// fetching and in-flight partitions may finish within DrainTimeout; then
+// the rest are aborted (handed back to the queue at once) and Stop waits up
+// to AbortTimeout for them. ctx ending cuts phase one short. Stop
+// unregisters the worker and returns an error when a slot did not return.
+// It is safe to call more than once.
+func (n *Node) Stop(ctx context.Context) error {
+	n.mu.Lock()
+	if n.stopped {
+		n.mu.Unlock()
+		return nil
+	}
+	n.stopped = true
+	started := n.started
+	slots := n.slots
+	n.mu.Unlock()
+	if !started {
+		n.closeDevices()
+		return nil
+	}
+
+	n.log.Info("worker: draining: no more fetches", "in_flight", len(n.Current()), "soft_timeout", n.cfg.DrainTimeout)
+	n.stopFetch()
+	all := make(chan struct{})
+	go func() { n.runWG.Wait(); close(all) }()
+	soft := time.NewTimer(n.cfg.DrainTimeout)
+	defer soft.Stop()
+	var err error
+	select {
+	case <-all:
+		n.log.Info("worker: drained: every in-flight partition finished")
+	case <-soft.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-all:
+	default:
+		n.log.Warn("worker: drain timeout: aborting in-flight partitions (handed back to the queue)", "in_flight", n.Current())
+		for _, sr := range slots {
+			sr.qs.Abort()
+		}
+		hard := time.NewTimer(n.cfg.AbortTimeout)
+		defer hard.Stop()
+		select {
+		case <-all:
+		case <-hard.C:
+			var stuck []string
+			for _, sr := range slots {
+				select {
+				case <-sr.done:
+				default:
+					stuck = append(stuck, sr.name)
+				}
+			}
+			err = fmt.Errorf("node: slots %v did not return within AbortTimeout %v", stuck, n.cfg.AbortTimeout)
+		}
+	}
+	n.hbStop()
+	<-n.hbDone
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if uerr := n.store.Unregister(uctx, n.cfg.ID); uerr != nil {
+		n.log.Warn("worker: unregister", "err", uerr)
+	}
+	if err == nil {
+		n.closeDevices()
+	}
+	n.log.Info("worker: stopped", "id", n.cfg.ID)
+	return err
+}
+
+// Current lists the partitions in flight as "<job>.<partition>", sorted.
+func (n *Node) Current() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.current))
+	for _, v := range n.current {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (n *Node) setCurrent(slot, id string) {
+	n.mu.Lock()
+	if id == "" {
+		delete(n.current, slot)
+	} else {
+		n.current[slot] = id
+	}
+	n.mu.Unlock()
+}
+
+func (n *Node) deviceNames() []string {
+	out := make([]string, len(n.devices))
+	for i, d := range n.devices {
+		out[i] = d.name
+	}
+	return out
+}
+
+// registration is the worker's record in Redis now.
+func (n *Node) registration() jobstore.Worker {
+	w := jobstore.Worker{ID: n.cfg.ID, Host: n.cfg.Host, Devices: n.deviceNames(), Slots: n.Slots(),
+		Current: n.Current(), Version: n.cfg.Version}
+	if len(n.devices) > 0 {
+		for _, name := range n.cfg.Shapes {
+			w.Resident = append(w.Resident, jobstore.Resident{Shape: name, Residency: n.devices[0].keys[name].Residency()})
+		}
+	}
+	return w
+}
+
+func (n *Node) heartbeat(ctx context.Context) error {
+	hctx, cancel := context.WithTimeout(ctx, n.cfg.HeartbeatInterval+5*time.Second)
+	defer cancel()
+	return n.store.Heartbeat(hctx, n.registration())
+}
+
+func (n *Node) heartbeatLoop(ctx context.Context) {
+	defer close(n.hbDone)
+	t := time.NewTicker(n.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := n.heartbeat(ctx); err != nil && ctx.Err() == nil {
+				n.log.Warn("worker: heartbeat failed", "err", err)
+			}
+		}
+	}
+}
+
+// logWriter turns progress lines into log records.
+type logWriter struct {
+	log    *slog.Logger
+	prefix string
+}
+
+func (w logWriter) Write(p []byte) (int, error) {
+	for _, line := range bytes.Split(bytes.TrimRight(p, "\n"), []byte("\n")) {
+		if len(line) > 0 {
+			w.log.Info(w.prefix + ": " + string(line))
+		}
+	}
+	return len(p), nil
+}
+
+func progressLog(log *slog.Logger, prefix string) groth16.Progress {
+	return groth16.ProgressLines(logWriter{log: log, prefix: prefix})
+}

@@ -1,0 +1,338 @@
+package node_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
+	"github.com/c2cluster/c2cluster/worker/interlock"
+	"github.com/c2cluster/c2cluster/worker/node"
+)
+
+func TestConfigValidationNamesTheField(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mutate func(*node.Config)
+		want   string
+	}{
+		{func(c *node.Config) { c.Shapes = nil }, "Config.Shapes is empty"},
+		{func(c *node.Config) { c.Shapes = []string{"1TiB"} }, "Config.Shapes"},
+		{func(c *node.Config) { c.Shapes = []string{testShape, testShape} }, "listed twice"},
+		{func(c *node.Config) { c.ParamsDir = "" }, "Config.ParamsDir is empty"},
+		{func(c *node.Config) { c.ParamsDir = filepath.Join(dir, "nope") }, "Config.ParamsDir"},
+		{func(c *node.Config) { c.Interlock = "turbo" }, "Config.Interlock"},
+		{func(c *node.Config) { c.Backend = "fpga" }, "Config.Backend"},
+		{func(c *node.Config) { c.Devices = []int{3} }, "device 3 is configured but not present"},
+		{func(c *node.Config) { c.GPUWorkersPerDevice = -1 }, "Config.GPUWorkersPerDevice"},
+		{func(c *node.Config) { c.GPUWorkersPerDevice = 1000 }, "exceeds"},
+		{func(c *node.Config) { c.VRAMBudget = -1 }, "Config.VRAMBudget"},
+		{func(c *node.Config) { c.HeartbeatInterval = time.Microsecond }, "Config.HeartbeatInterval"},
+		{func(c *node.Config) { c.Residency = "moon" }, "Config.Residency"},
+		{func(c *node.Config) { c.Lanes = []string{"urgent"} }, "Config.Lanes"},
+		{func(c *node.Config) { c.ID = "has space" }, "Config.ID"},
+	} {
+		cfg := workerConfig("w-config")
+		tc.mutate(&cfg)
+		_, err := node.New(c.ctx, cfg, c.q, c.store)
+		require.ErrorContains(t, err, tc.want)
+	}
+}
+
+// A missing, corrupt or mismatched parameter file is an error at start,
+// naming the file; nothing is left running.
+func TestBadParametersFailAtStart(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	pk := params(t)
+	good, err := os.ReadFile(node.ParamsPath(paramsDir, testShape))
+	require.NoError(t, err)
+
+	try := func(setup func(dir string)) error {
+		dir := t.TempDir()
+		setup(dir)
+		cfg := workerConfig("w-params")
+		cfg.ParamsDir = dir
+		_, err := node.New(c.ctx, cfg, c.q, c.store)
+		return err
+	}
+
+	err = try(func(string) {})
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorContains(t, err, testShape+".params")
+	require.ErrorContains(t, err, "no such file")
+
+	err = try(func(dir string) {
+		require.NoError(t, os.WriteFile(node.ParamsPath(dir, testShape), good[:len(good)/2], 0o600))
+	})
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorContains(t, err, testShape+".params")
+
+	// Parameters that decode but are not this circuit's.
+	err = try(func(dir string) {
+		short := *pk
+		short.L = pk.L[:len(pk.L)-1]
+		require.NoError(t, groth16.WriteParamsFile(node.ParamsPath(dir, testShape), &short))
+	})
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorContains(t, err, "section l (aux variables)")
+
+	// A .vk beside the .params that does not match it.
+	err = try(func(dir string) {
+		require.NoError(t, os.WriteFile(node.ParamsPath(dir, testShape), good, 0o600))
+		vk := pk.VK
+		_, _, g1, _ := curve.Generators()
+		vk.AlphaG1 = g1
+		require.NoError(t, groth16.WriteVerifyingKeyFile(node.VKPath(dir, testShape), &vk))
+	})
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorContains(t, err, "alpha_g1 differs")
+}
+
+// One worker with two slots on the CPU "device" proves a whole job under
+// the compute interlock; the first attempt of partition 0 panics and comes
+// back as a retried error with its file and line. The worker is registered
+// with its resident parameters while it runs.
+func TestWorkerProvesJobAndRecoversFromPanic(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	var mu sync.Mutex
+	var events []interlock.Event
+	var panicked atomic.Bool
+	cfg := workerConfig("w-prove")
+	cfg.GPUWorkersPerDevice = 2
+	cfg.Observer = func(e interlock.Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}
+	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
+		if stage == node.StageSynthesize && d.Task.Partition == 0 && d.Attempt == 1 && panicked.CompareAndSwap(false, true) {
+			panic("injected fault")
+		}
+		return nil
+	}
+	n := c.startWorker(cfg)
+	require.Equal(t, 2, n.Slots())
+
+	ws, err := c.store.Workers(c.ctx)
+	require.NoError(t, err)
+	require.Len(t, ws, 1)
+	require.Equal(t, "w-prove", ws[0].ID)
+	require.Equal(t, []string{"cpu0"}, ws[0].Devices)
+	require.Equal(t, 2, ws[0].Slots)
+	require.Equal(t, []jobstore.Resident{{Shape: testShape, Residency: "host"}}, ws[0].Resident)
+
+	doc := sealedC1(t, 1)
+	job := c.submit(doc)
+	j := c.waitJob(job, jobstore.StateDone, jobstore.StateFailed)
+	requireValidProof(t, doc, j)
+	require.True(t, panicked.Load())
+	require.Contains(t, j.LastError, "panic")
+	require.Contains(t, j.LastError, "injected fault")
+	require.Regexp(t, `node_test\.go:\d+`, j.LastError, "the panic's error names its file and line")
+	require.Positive(t, j.Timings.Synthesis)
+	require.Positive(t, j.Timings.Prove)
+	require.Positive(t, j.Timings.Verify)
+
+	// Every proof took the compute lock, and nothing else.
+	mu.Lock()
+	defer mu.Unlock()
+	acquired := 0
+	for _, e := range events {
+		if e.Kind == interlock.EventAcquired {
+			require.Equal(t, interlock.LockCompute, e.Lock)
+			acquired++
+		}
+	}
+	require.Equal(t, 2, acquired, "one compute-lock acquisition per proved partition")
+}
+
+// A C1 output that passes the coordinator's structural checks but whose
+// vanilla proof is wrong cannot be proved: the worker terminates the task
+// (no retries) and the job fails naming the reason.
+func TestBadInputIsTerminatedNotRetried(t *testing.T) {
+	c := newCluster(t, queue.Config{MaxDeliver: 5})
+	params(t)
+	doc := sealedC1(t, 2)
+	bad := tamperPath(t, doc)
+	var attempts atomic.Int32
+	cfg := workerConfig("w-bad")
+	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
+		if stage == node.StageInput {
+			attempts.Add(1)
+		}
+		return nil
+	}
+	c.startWorker(cfg)
+	job := c.submit(bad)
+	j := c.waitJob(job, jobstore.StateFailed, jobstore.StateDone)
+	require.Equal(t, jobstore.StateFailed, j.State)
+	require.Contains(t, j.Reason, "partition 1 rejected by a worker")
+	require.Regexp(t, "witness does not satisfy|invalid input", j.Reason)
+	require.LessOrEqual(t, int(attempts.Load()), 2, "bad input is not retried (one attempt per partition at most)")
+}
+
+// tamperPath flips a bit of a tree D path hash in partition 1's first
+// challenge proof: the document stays structurally valid (the coordinator's
+// cheap checks hash nothing), but the circuit's inclusion check cannot be
+// satisfied.
+func tamperPath(t *testing.T, doc []byte) []byte {
+	t.Helper()
+	out, err := c1.ParseBytes(doc)
+	require.NoError(t, err)
+	out.VanillaProofs.Partitions()[1][0].CommDProofs.Data.Single.Path.Path[0].Hashes[0][0] ^= 1
+	var buf bytes.Buffer
+	_, err = out.WriteTo(&buf)
+	require.NoError(t, err)
+	require.NotEqual(t, doc, buf.Bytes())
+	return buf.Bytes()
+}
+
+// A partition that fails every time fails its job after MaxDeliver with the
+// worker's reason, while a concurrent job on the same worker completes.
+func TestFailingPartitionFailsOnlyItsJob(t *testing.T) {
+	c := newCluster(t, queue.Config{MaxDeliver: 3})
+	params(t)
+	docA, docB := sealedC1(t, 3), sealedC1(t, 4)
+	var badJob atomic.Value
+	badJob.Store("")
+	var failures atomic.Int32
+	cfg := workerConfig("w-fail")
+	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
+		if stage == node.StageInput && d.Task.JobId == badJob.Load().(string) && d.Task.Partition == 1 {
+			failures.Add(1)
+			return errors.New("injected device fault")
+		}
+		return nil
+	}
+	c.startWorker(cfg)
+	jobA := c.submit(docA)
+	badJob.Store(jobA)
+	jobB := c.submit(docB)
+
+	a := c.waitJob(jobA, jobstore.StateFailed, jobstore.StateDone)
+	require.Equal(t, jobstore.StateFailed, a.State)
+	require.Contains(t, a.Reason, "partition 1 failed after 3 deliveries")
+	require.Contains(t, a.Reason, "injected device fault")
+	require.EqualValues(t, 3, failures.Load(), "retried until MaxDeliver")
+
+	b := c.waitJob(jobB, jobstore.StateDone, jobstore.StateFailed)
+	requireValidProof(t, docB, b)
+}
+
+// Cancelling a job while a worker synthesizes one of its partitions: the
+// worker drops it at the next stage boundary (no result recorded, no
+// retry).
+func TestCancelledJobIsDroppedAtStageBoundary(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	g := newGate()
+	var proved atomic.Int32
+	cfg := workerConfig("w-cancel")
+	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
+		switch stage {
+		case node.StageSynthesize:
+			return g.wait(ctx, d)
+		case node.StageProve:
+			proved.Add(1)
+		}
+		return nil
+	}
+	n := c.startWorker(cfg)
+	job := c.submit(sealedC1(t, 5))
+	d := g.next(t)
+	require.Equal(t, job, d.Task.JobId)
+	_, err := c.srv.Cancel(c.ctx, connect.NewRequest(&c2clusterv1.CancelRequest{JobId: job, Reason: "test"}))
+	require.NoError(t, err)
+	g.release()
+	j := c.waitJob(job, jobstore.StateCancelled)
+	require.Equal(t, "test", j.Reason)
+	// The worker drops the partition at its next stage boundary: it never
+	// reaches the prover and nothing is recorded. (Cancel deleted the other,
+	// pending task, so no new delivery comes.)
+	require.NoError(t, n.Stop(context.Background()))
+	require.Zero(t, proved.Load())
+	proofs, err := c.store.Proofs(c.ctx, job, 2)
+	require.NoError(t, err)
+	require.Nil(t, proofs[0])
+	require.Nil(t, proofs[1])
+}
+
+// Stop lets an in-flight partition finish (phase one) and fetches nothing
+// new; the worker unregisters.
+func TestStopDrainsInFlight(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	g := newGate()
+	cfg := workerConfig("w-drain")
+	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
+		if stage == node.StageProve {
+			return g.wait(ctx, d)
+		}
+		return nil
+	}
+	n := c.startWorker(cfg)
+	job := c.submit(sealedC1(t, 6))
+	first := g.next(t)
+
+	stopped := make(chan error, 1)
+	go func() { stopped <- n.Stop(context.Background()) }()
+	// The worker is draining: it finishes the partition it holds.
+	g.release()
+	select {
+	case err := <-stopped:
+		require.NoError(t, err)
+	case <-time.After(3 * time.Minute):
+		t.Fatal("Stop did not return")
+	}
+	proofs, err := c.store.Proofs(c.ctx, job, 2)
+	require.NoError(t, err)
+	require.NotNil(t, proofs[first.Task.Partition], "the in-flight partition finished during the drain")
+	require.Nil(t, proofs[1-first.Task.Partition], "a draining worker fetches nothing new")
+	ws, err := c.store.Workers(c.ctx)
+	require.NoError(t, err)
+	require.Empty(t, ws, "a stopped worker unregisters")
+}
+
+// When in-flight partitions outlast DrainTimeout they are aborted and
+// handed back at once; another worker finishes the job.
+func TestStopHandsBackAfterDrainTimeout(t *testing.T) {
+	c := newCluster(t, queue.Config{AckWait: time.Minute})
+	g := newGate()
+	cfg := workerConfig("w-slow")
+	cfg.DrainTimeout = 50 * time.Millisecond
+	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
+		if stage == node.StageSynthesize {
+			return g.wait(ctx, d) // held until aborted
+		}
+		return nil
+	}
+	n := c.startWorker(cfg)
+	doc := sealedC1(t, 7)
+	job := c.submit(doc)
+	held := g.next(t)
+	start := time.Now()
+	require.NoError(t, n.Stop(context.Background()))
+
+	c.startWorker(workerConfig("w-next"))
+	j := c.waitJob(job, jobstore.StateDone, jobstore.StateFailed)
+	requireValidProof(t, doc, j)
+	// Handed back by a Nak, not by the 1-minute AckWait expiring.
+	require.Less(t, time.Since(start), 50*time.Second)
+	attempt, err := c.store.Attempt(c.ctx, job, held.Task.Partition)
+	require.NoError(t, err)
+	require.Equal(t, 2, attempt, "the held partition was delivered again")
+	require.Empty(t, j.LastError, "a handed-back partition is no failure")
+}

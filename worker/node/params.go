@@ -1,0 +1,132 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+)
+
+// ErrParams marks a parameter file that is missing, corrupt or does not fit
+// its shape's circuit; New fails with it, naming the file.
+var ErrParams = errors.New("node: parameters")
+
+// shapeParams is one shape's resident state: compiled circuit, proving key
+// (host copy), prepared verifying key.
+type shapeParams struct {
+	shape    *porep.Shape
+	compiled *circuit.Compiled
+	pk       *groth16.ProvingKey
+	pvk      *groth16.PreparedVerifyingKey
+	bytes    int64 // size of the .params file
+	loadTook time.Duration
+}
+
+// loadShape compiles the shape's circuit and reads, checks and prepares its
+// parameters.
+func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, error) {
+	log := cfg.Logger
+	s, err := porep.ShapeByName(name)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	compiled, err := circuit.ForShape(s)
+	if err != nil {
+		return nil, fmt.Errorf("node: shape %s: compile circuit: %w", name, err)
+	}
+	log.Info("worker: circuit compiled", "shape", name, "constraints", compiled.Circuit().NumConstraints(),
+		"took", time.Since(start).Round(time.Millisecond))
+
+	path := ParamsPath(cfg.ParamsDir, name)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %s: %v (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
+	}
+	opts := []groth16.ParamsOption{groth16.ParamsProgress(progressLog(log, "worker: reading "+path))}
+	if cfg.TrustedParams {
+		opts = append(opts, groth16.SkipSubgroupCheck())
+	}
+	start = time.Now()
+	pf, err := groth16.OpenParams(path, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %v", ErrParams, name, err)
+	}
+	defer pf.Close()
+	pk, err := pf.ProvingKey(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %v", ErrParams, name, err)
+	}
+	if err := checkFits(pk, compiled.Circuit()); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v (parameters of another shape or circuit version?)", ErrParams, name, path, err)
+	}
+	vkPath := VKPath(cfg.ParamsDir, name)
+	if _, err := os.Stat(vkPath); err == nil {
+		vk, err := groth16.ReadVerifyingKeyFile(vkPath)
+		if err != nil {
+			return nil, fmt.Errorf("%w: shape %s: %v", ErrParams, name, err)
+		}
+		if err := sameVerifyingKey(vk, &pk.VK); err != nil {
+			return nil, fmt.Errorf("%w: shape %s: %s and %s disagree: %v (the coordinator would reject every proof)", ErrParams, name, vkPath, path, err)
+		}
+	}
+	pvk, err := groth16.PrepareVerifyingKey(&pk.VK)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: verifying key of %s: %v", ErrParams, name, path, err)
+	}
+	took := time.Since(start)
+	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", took.Round(time.Millisecond),
+		"subgroup_checked", !cfg.TrustedParams)
+	return &shapeParams{shape: s, compiled: compiled, pk: pk, pvk: pvk, bytes: fi.Size(), loadTook: took}, nil
+}
+
+// checkFits compares the key's section lengths with the circuit.
+func checkFits(pk *groth16.ProvingKey, c *groth16.Circuit) error {
+	aAux, bIn, bAux := c.Densities()
+	for _, x := range []struct {
+		what      string
+		got, want int
+	}{
+		{"ic (public inputs + 1)", len(pk.VK.IC), c.NumInputs()},
+		{"h (domain - 1)", len(pk.H), c.DomainSize() - 1},
+		{"l (aux variables)", len(pk.L), c.NumAux()},
+		{"a (inputs + dense aux)", len(pk.A), c.NumInputs() + aAux.Count()},
+		{"b_g1 (dense inputs + aux)", len(pk.BG1), bIn.Count() + bAux.Count()},
+		{"b_g2 (dense inputs + aux)", len(pk.BG2), bIn.Count() + bAux.Count()},
+	} {
+		if x.got != x.want {
+			return fmt.Errorf("section %s has %d points, the circuit needs %d", x.what, x.got, x.want)
+		}
+	}
+	return nil
+}
+
+func sameVerifyingKey(a, b *groth16.VerifyingKey) error {
+	switch {
+	case !a.AlphaG1.Equal(&b.AlphaG1):
+		return errors.New("alpha_g1 differs")
+	case !a.BetaG1.Equal(&b.BetaG1):
+		return errors.New("beta_g1 differs")
+	case !a.BetaG2.Equal(&b.BetaG2):
+		return errors.New("beta_g2 differs")
+	case !a.GammaG2.Equal(&b.GammaG2):
+		return errors.New("gamma_g2 differs")
+	case !a.DeltaG1.Equal(&b.DeltaG1):
+		return errors.New("delta_g1 differs")
+	case !a.DeltaG2.Equal(&b.DeltaG2):
+		return errors.New("delta_g2 differs")
+	case len(a.IC) != len(b.IC):
+		return fmt.Errorf("ic has %d points in one, %d in the other", len(a.IC), len(b.IC))
+	}
+	for i := range a.IC {
+		if !a.IC[i].Equal(&b.IC[i]) {
+			return fmt.Errorf("ic[%d] differs", i)
+		}
+	}
+	return nil
+}

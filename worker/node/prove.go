@@ -1,0 +1,298 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	"github.com/c2cluster/c2cluster/worker/interlock"
+)
+
+// ErrProofInvalid: the backend produced a partition proof that does not
+// verify. It is retried (another attempt may land on another device) and
+// counted as failure reason "verify".
+var ErrProofInvalid = errors.New("node: partition proof does not verify")
+
+// errJobClosed ends a partition early: the job was cancelled, failed or
+// finished meanwhile. The task is acked and dropped.
+var errJobClosed = errors.New("job closed")
+
+// handler is the queue handler of one slot: it wraps prove with the
+// "partition" span, the in-flight bookkeeping, panic recovery and failure
+// recording.
+func (n *Node) handler(sr *slotRunner) queue.Handler {
+	return func(ctx context.Context, d *queue.Delivery) (err error) {
+		t := d.Task
+		id := queue.MsgID(t.JobId, t.Partition)
+		ctx, span := telemetry.Tracer().Start(ctx, telemetry.SpanPartition,
+			trace.WithSpanKind(trace.SpanKindConsumer),
+			trace.WithAttributes(
+				telemetry.AttrJob.String(t.JobId), telemetry.AttrPartition.Int(int(t.Partition)),
+				telemetry.AttrAttempt.Int(d.Attempt), telemetry.AttrWorker.String(n.cfg.ID),
+				telemetry.AttrDevice.Int(sr.dev.index), telemetry.AttrShape.String(t.Shape),
+				telemetry.AttrLane.String(t.Lane), attribute.String("c2.slot", sr.name)))
+		n.setCurrent(sr.name, id)
+		n.cfg.Metrics.PartitionsInFlight.Inc()
+		log := n.log.With(telemetry.LogJob(t.JobId), telemetry.LogPartition(int(t.Partition)),
+			telemetry.LogAttempt(d.Attempt), slog.String("slot", sr.name))
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("worker: panic in slot %s at %s: %v", sr.name, panicLocation(), r)
+			}
+			n.setCurrent(sr.name, "")
+			n.cfg.Metrics.PartitionsInFlight.Dec()
+			if errors.Is(err, errJobClosed) {
+				log.InfoContext(ctx, "worker: job closed meanwhile; dropping the partition")
+				span.SetAttributes(attribute.String("c2.outcome", "job_closed"))
+				err = nil
+			}
+			if err != nil {
+				span.RecordError(err)
+				span.SetStatus(codes.Error, err.Error())
+				n.recordFailure(ctx, log, d, err)
+			}
+			span.End()
+		}()
+		return n.prove(ctx, log, sr, d, span)
+	}
+}
+
+// recordFailure notes a failed attempt: the job's last error (read by the
+// dead-letter handler after MaxDeliver) and the failure metric. A
+// partition handed back by a drain is no failure.
+func (n *Node) recordFailure(ctx context.Context, log *slog.Logger, d *queue.Delivery, err error) {
+	if ctx.Err() != nil {
+		log.InfoContext(ctx, "worker: partition aborted; handing it back", slog.Any("err", err))
+		return
+	}
+	code := "transient"
+	switch {
+	case errors.Is(err, queue.ErrBadInput):
+		code = "bad_input"
+	case errors.Is(err, ErrProofInvalid):
+		code = "verify"
+	case strings.Contains(err.Error(), "worker: panic"):
+		code = "panic"
+	}
+	n.cfg.Metrics.FailuresTotal.WithLabelValues("partition", code).Inc()
+	log.WarnContext(ctx, "worker: partition failed", slog.String("reason", code), slog.Any("err", err))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if rerr := n.store.RecordFailure(rctx, d.Task.JobId, d.Task.Partition, d.Attempt, n.cfg.ID, err); rerr != nil {
+		log.WarnContext(ctx, "worker: recording the failure", slog.Any("err", rerr))
+	}
+}
+
+// prove runs one partition through every stage.
+func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *queue.Delivery, span trace.Span) error {
+	t := d.Task
+	m := n.cfg.Metrics
+	var tm jobstore.PartitionTimings
+	if !d.Published.IsZero() {
+		tm.QueueWait = max(time.Since(d.Published), 0)
+		m.StageSeconds.WithLabelValues(telemetry.StageQueueWait).Observe(tm.QueueWait.Seconds())
+	}
+
+	outcome, state, err := n.store.Begin(ctx, t.JobId, t.Partition, d.Attempt, n.cfg.ID)
+	switch {
+	case errors.Is(err, jobstore.ErrNotFound):
+		log.WarnContext(ctx, "worker: the task's job does not exist (expired?); dropping it")
+		return nil
+	case err != nil:
+		return err
+	}
+	span.SetAttributes(attribute.String("c2.begin", string(outcome)))
+	switch outcome {
+	case jobstore.BeginOK:
+	case jobstore.BeginAlreadyDone:
+		if state == jobstore.StateAssembling {
+			return n.q.RequestAssembly(ctx, t.JobId)
+		}
+		return nil
+	default: // stale, closed
+		log.InfoContext(ctx, "worker: dropping the partition", slog.String("begin", string(outcome)))
+		return nil
+	}
+
+	sp, ok := n.shapes[t.Shape]
+	key := sr.dev.keys[t.Shape]
+	if !ok || key == nil {
+		return queue.Retry(fmt.Errorf("worker %s has no parameters for shape %s", n.cfg.ID, t.Shape), n.cfg.RetryDelay)
+	}
+
+	// Input.
+	if err := n.hook(ctx, StageInput, d); err != nil {
+		return err
+	}
+	start := time.Now()
+	out, err := n.inputs.get(ctx, n.q, t)
+	if err != nil {
+		return err
+	}
+	m.StageSeconds.WithLabelValues(telemetry.StageFetchInput).Observe(time.Since(start).Seconds())
+	if err := n.checkOpen(ctx, t.JobId); err != nil {
+		return err
+	}
+
+	// Synthesis.
+	if err := n.hook(ctx, StageSynthesize, d); err != nil {
+		return err
+	}
+	k := int(t.Partition)
+	sctx, sspan := telemetry.Tracer().Start(ctx, telemetry.SpanSynthesize, trace.WithAttributes(telemetry.AttrShape.String(t.Shape)))
+	start = time.Now()
+	w, err := sp.compiled.Synthesize(sctx, out, k)
+	tm.Synthesis = time.Since(start)
+	if err != nil {
+		sspan.RecordError(err)
+		sspan.SetStatus(codes.Error, err.Error())
+	}
+	sspan.End()
+	switch {
+	case err != nil && (errors.Is(err, circuit.ErrInvalidInput) || errors.Is(err, circuit.ErrUnsatisfied)):
+		return queue.Permanent(fmt.Errorf("synthesize partition %d: %w", k, err))
+	case err != nil:
+		return fmt.Errorf("synthesize partition %d: %w", k, err)
+	}
+	m.StageSeconds.WithLabelValues(telemetry.StageSynthesize).Observe(tm.Synthesis.Seconds())
+	if err := n.checkOpen(ctx, t.JobId); err != nil {
+		return err
+	}
+
+	// Prove, through the device's interlock.
+	if err := n.hook(ctx, StageProve, d); err != nil {
+		return err
+	}
+	rnd, err := groth16.NewRandomness()
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	proof, rep, err := sr.dev.lock.Prove(ctx, key, w, rnd, sr.name)
+	wall := time.Since(start)
+	w = nil // the witness is the biggest allocation of a partition: let it go before verifying
+	tm.LockWait = rep.LockWait
+	tm.Prove = wall - rep.LockWait
+	switch {
+	case errors.Is(err, interlock.ErrExceedsBudget):
+		return queue.Retry(err, n.cfg.RetryDelay)
+	case err != nil:
+		return fmt.Errorf("prove partition %d on %s: %w", k, sr.dev.name, err)
+	}
+	m.StageSeconds.WithLabelValues(telemetry.StageProve).Observe(tm.Prove.Seconds())
+
+	// Verify against the natively computed public inputs.
+	if err := n.hook(ctx, StageVerify, d); err != nil {
+		return err
+	}
+	_, vspan := telemetry.Tracer().Start(ctx, telemetry.SpanVerify)
+	start = time.Now()
+	verr := n.verify(sp, out, k, proof)
+	tm.Verify = time.Since(start)
+	if verr != nil {
+		vspan.RecordError(verr)
+		vspan.SetStatus(codes.Error, verr.Error())
+	}
+	vspan.End()
+	if verr != nil {
+		return queue.Retry(fmt.Errorf("%w: partition %d on %s: %w", ErrProofInvalid, k, sr.dev.name, verr), n.cfg.RetryDelay)
+	}
+	m.StageSeconds.WithLabelValues(telemetry.StageVerify).Observe(tm.Verify.Seconds())
+
+	// Record the result (fenced) and hand the job to the assembler when it
+	// was the last partition.
+	if err := n.hook(ctx, StageComplete, d); err != nil {
+		return err
+	}
+	pb, err := proof.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("encode proof: %w", err)
+	}
+	res, err := n.store.Complete(ctx, t.JobId, t.Partition, d.Attempt, pb, tm, n.cfg.ID)
+	switch {
+	case errors.Is(err, jobstore.ErrNotFound):
+		log.WarnContext(ctx, "worker: the job disappeared before its result was recorded")
+		return nil
+	case err != nil:
+		return err
+	}
+	span.SetAttributes(attribute.String("c2.complete", string(res.Outcome)), attribute.Int("c2.done", res.Done))
+	switch res.Outcome {
+	case jobstore.Accepted:
+		m.ProofsTotal.WithLabelValues("partition", t.Shape).Inc()
+		log.InfoContext(ctx, "worker: partition proved", slog.Int("done", res.Done), slog.Int("partitions", res.Partitions),
+			slog.Duration("synthesis", tm.Synthesis), slog.Duration("prove", tm.Prove), slog.Duration("lock_wait", tm.LockWait),
+			slog.Duration("verify", tm.Verify))
+	default:
+		log.InfoContext(ctx, "worker: partition result not recorded", slog.String("outcome", string(res.Outcome)))
+	}
+	if res.State == jobstore.StateAssembling {
+		if err := n.q.RequestAssembly(ctx, t.JobId); err != nil {
+			return err // redelivered: Begin says already_done and asks again
+		}
+	}
+	return nil
+}
+
+func (n *Node) hook(ctx context.Context, stage string, d *queue.Delivery) error {
+	if n.cfg.Hooks.BeforeStage == nil {
+		return nil
+	}
+	return n.cfg.Hooks.BeforeStage(ctx, stage, d)
+}
+
+// checkOpen is the cancel check at a stage boundary.
+func (n *Node) checkOpen(ctx context.Context, job string) error {
+	j, err := n.store.Get(ctx, job)
+	switch {
+	case errors.Is(err, jobstore.ErrNotFound):
+		return errJobClosed
+	case err != nil:
+		return err
+	case j.State.Terminal():
+		return fmt.Errorf("%w: %s", errJobClosed, j.State)
+	}
+	return nil
+}
+
+func (n *Node) verify(sp *shapeParams, out *c1.Output, k int, proof *groth16.Proof) error {
+	inputs, err := circuit.PublicInputs(out, k)
+	if err != nil {
+		return fmt.Errorf("public inputs: %w", err)
+	}
+	return sp.pvk.Verify(proof, inputs)
+}
+
+// panicLocation is the file:line where the recovered panic happened: the
+// first frame after the runtime's panic machinery.
+func panicLocation() string {
+	pcs := make([]uintptr, 64)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(3, pcs)])
+	inPanic := false
+	for {
+		f, more := frames.Next()
+		if inPanic && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf("%s:%d", f.File, f.Line)
+		}
+		if strings.HasPrefix(f.Function, "runtime.gopanic") || strings.HasPrefix(f.Function, "runtime.panic") {
+			inPanic = true
+		}
+		if !more {
+			return "unknown location"
+		}
+	}
+}
