@@ -232,7 +232,9 @@ type gate struct {
 	once    sync.Once
 }
 
-func newGate() *gate { return &gate{arrived: make(chan *queue.Delivery, 16), open: make(chan struct{})} }
+func newGate() *gate {
+	return &gate{arrived: make(chan *queue.Delivery, 16), open: make(chan struct{})}
+}
 
 func (g *gate) wait(ctx context.Context, d *queue.Delivery) error {
 	g.arrived <- d
