@@ -394,6 +394,22 @@ func (s *Store) Get(ctx context.Context, job string) (*Job, error) {
 	return decodeJob(m)
 }
 
+// JobState reads only a job's state: the cheap check a worker makes at
+// each stage boundary to drop the partition of a cancelled or failed job.
+func (s *Store) JobState(ctx context.Context, job string) (State, error) {
+	if err := checkID(job); err != nil {
+		return "", err
+	}
+	v, err := s.rdb.HGet(ctx, s.key(job, "job"), "state").Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("%w: %s", ErrNotFound, job)
+	}
+	if err != nil {
+		return "", fmt.Errorf("jobstore: state of %s: %w", job, err)
+	}
+	return State(v), nil
+}
+
 // Events returns a job's events, oldest first.
 func (s *Store) Events(ctx context.Context, job string) ([]Event, error) {
 	msgs, err := s.rdb.XRange(ctx, s.key(job, "events"), "-", "+").Result()
