@@ -7,6 +7,7 @@
 //	coordinator status [JOB]              a job's status, the workers and the queue
 //	coordinator cancel JOB [-reason R]    cancel a job
 //	coordinator list   [-state S]         recent jobs
+//	coordinator run    [flags]            single node: everything in one process, proves a test sector (README's `make run`)
 //
 // Run `coordinator help` or `coordinator CMD -h` for the flags. Every flag
 // has an environment variable (named in its help) so containers need no
@@ -23,6 +24,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/c2cluster/c2cluster/worker/singlenode"
 )
 
 // command is one subcommand. New ones (seal, setup) are one entry each.
@@ -39,6 +42,7 @@ var commands = map[string]command{
 	"status": {"show a job, the workers and the queue depth", runStatus},
 	"cancel": {"cancel a job", runCancel},
 	"list":   {"list recent jobs", runList},
+	"run":    {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
 }
 
 func main() {

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	gnarklogger "github.com/consensys/gnark/logger"
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
@@ -73,6 +74,9 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, interrupt func() <-ch
 		return err
 	}
 	slog.SetDefault(log)
+	// gnark logs every solve at debug level on stdout; our spans and logs
+	// carry the timings.
+	gnarklogger.Disable()
 	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-worker", ServiceVersion: Version,
 		Endpoint: cfg.OTLP, Insecure: *cfg.OTLPInsecure})
 	if err != nil {
