@@ -257,14 +257,14 @@ func (n *Node) hook(ctx context.Context, stage string, d *queue.Delivery) error 
 
 // checkOpen is the cancel check at a stage boundary.
 func (n *Node) checkOpen(ctx context.Context, job string) error {
-	j, err := n.store.Get(ctx, job)
+	state, err := n.store.JobState(ctx, job)
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
 		return errJobClosed
 	case err != nil:
 		return err
-	case j.State.Terminal():
-		return fmt.Errorf("%w: %s", errJobClosed, j.State)
+	case state.Terminal():
+		return fmt.Errorf("%w: %s", errJobClosed, state)
 	}
 	return nil
 }
