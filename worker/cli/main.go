@@ -33,7 +33,7 @@ type Env func(string) (string, bool)
 // Main runs the worker until SIGTERM or SIGINT (a second signal cuts the
 // drain's first phase short) and returns the exit code: 0 after a clean
 // drain, 1 on an error (printed to stderr), 2 on a usage error.
-func Main(args []string, stdout, stderr io.Writer, env Env) int {
+func Main(args []string, stdout, stderr io.Writer, env Env, opts ...Option) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
@@ -53,22 +53,39 @@ func Main(args []string, stdout, stderr io.Writer, env Env) int {
 	// After the first signal, a second one (NotifyContext is done then)
 	// cuts the drain short.
 	second := make(chan os.Signal, 1)
-	if err := Run(ctx, cfg, stderr, func() <-chan os.Signal {
+	o := RunOptions{Interrupt: func() <-chan os.Signal {
 		<-ctx.Done()
 		stop()
 		signal.Notify(second, os.Interrupt, syscall.SIGTERM)
 		return second
-	}); err != nil {
+	}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := Run(ctx, cfg, stderr, o); err != nil {
 		fmt.Fprintf(stderr, "worker: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// Run runs a worker with cfg until ctx ends, then drains it. interrupt,
-// when set, is called after ctx ended and returns a channel whose first
-// value cuts the drain's first phase short.
-func Run(ctx context.Context, cfg *File, logOut io.Writer, interrupt func() <-chan os.Signal) error {
+// Option adjusts how Main runs the worker.
+type Option func(*RunOptions)
+
+// WithHooks installs test and fault-injection hooks (node.Config.Hooks).
+func WithHooks(h node.Hooks) Option { return func(o *RunOptions) { o.Hooks = h } }
+
+// RunOptions are Run's non-configuration inputs.
+type RunOptions struct {
+	// Interrupt, when set, is called after ctx ended and returns a channel
+	// whose first value cuts the drain's first phase short.
+	Interrupt func() <-chan os.Signal
+	// Hooks are passed to the node.
+	Hooks node.Hooks
+}
+
+// Run runs a worker with cfg until ctx ends, then drains it.
+func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 	log, err := telemetry.NewLogger(logOut, telemetry.LogConfig{Level: cfg.LogLevel, Format: cfg.LogFormat})
 	if err != nil {
 		return err
@@ -112,7 +129,7 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, interrupt func() <-ch
 
 	metrics := telemetry.NewMetrics()
 	ncfg := cfg.Config
-	ncfg.Logger, ncfg.Metrics, ncfg.Version = log, metrics, Version
+	ncfg.Logger, ncfg.Metrics, ncfg.Version, ncfg.Hooks = log, metrics, Version, o.Hooks
 	n, err := node.New(ctx, ncfg, q, store)
 	if err != nil {
 		return err
@@ -150,8 +167,8 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, interrupt func() <-ch
 	log.Info("worker: signal received: draining (a second signal hands in-flight partitions back at once)")
 	stopCtx, cut := context.WithCancel(context.Background())
 	defer cut()
-	if interrupt != nil {
-		sig := interrupt()
+	if o.Interrupt != nil {
+		sig := o.Interrupt()
 		go func() {
 			select {
 			case <-sig:

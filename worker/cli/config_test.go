@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func load(t *testing.T, args []string, env map[string]string) (*File, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return Load(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok }, fs)
+}
+
+func TestLoadPrecedenceFileEnvFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "worker.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(`
+nats: nats://file:4222
+redis: file:6379
+shapes: [32GiB, 64GiB]
+params_dir: /params
+backend: cuda
+devices: [0, 1]
+gpu_workers_per_device: 3
+interlock: split
+vram_budget_bytes: 1000
+drain_timeout: 90s
+ack_wait: 2m
+`), 0o600))
+
+	f, err := load(t, []string{"-config", path}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "nats://file:4222", f.NATS)
+	require.Equal(t, []string{"32GiB", "64GiB"}, f.Shapes)
+	require.Equal(t, []int{0, 1}, f.Devices)
+	require.Equal(t, 3, f.GPUWorkersPerDevice)
+	require.Equal(t, "split", f.Interlock)
+	require.EqualValues(t, 1000, f.VRAMBudget)
+	require.Equal(t, 90*time.Second, f.DrainTimeout)
+	require.Equal(t, 2*time.Minute, f.AckWait)
+	require.Equal(t, MetricsListenDefault, f.MetricsListen, "defaults fill what nobody set")
+	require.True(t, *f.OTLPInsecure)
+
+	// The environment overrides the file; flags override both.
+	env := map[string]string{"C2_REDIS_ADDR": "env:6379", "C2_INTERLOCK": "exclusive", "C2_DEVICES": "2", "C2_WORKER_CONFIG": path}
+	f, err = load(t, []string{"-interlock", "none", "-shapes", "2KiB"}, env)
+	require.NoError(t, err)
+	require.Equal(t, "nats://file:4222", f.NATS, "file via $C2_WORKER_CONFIG")
+	require.Equal(t, "env:6379", f.Redis)
+	require.Equal(t, []int{2}, f.Devices)
+	require.Equal(t, "none", f.Interlock)
+	require.Equal(t, []string{"2KiB"}, f.Shapes)
+}
+
+func TestLoadErrorsNameTheSetting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(path, []byte("interlok: compute\n"), 0o600))
+	_, err := load(t, []string{"-config", path}, nil)
+	require.ErrorContains(t, err, "interlok")
+
+	_, err = load(t, []string{"-drain-timeout", "soon"}, nil)
+	require.ErrorContains(t, err, "-drain-timeout")
+	_, err = load(t, nil, map[string]string{"C2_DEVICES": "0,x"})
+	require.ErrorContains(t, err, "C2_DEVICES")
+	_, err = load(t, []string{"extra"}, nil)
+	require.ErrorContains(t, err, "unexpected arguments")
+	_, err = load(t, []string{"-config", filepath.Join(t.TempDir(), "missing.yaml")}, nil)
+	require.ErrorContains(t, err, "missing.yaml")
+}
+
+// Main refuses a configuration the worker cannot run, with exit code 2 for
+// usage errors and 1 for a worker that cannot start.
+func TestMainExitCodes(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	require.Equal(t, 2, Main([]string{"-ack-wait", "x"}, io.Discard, io.Discard, env))
+	require.Equal(t, 0, Main([]string{"-h"}, io.Discard, io.Discard, env))
+	// Nothing listens on port 1: the worker fails to connect and says so.
+	var out safeBuffer
+	require.Equal(t, 1, Main([]string{"-nats", "nats://127.0.0.1:1", "-metrics-listen", "off"}, io.Discard, &out, env))
+	require.Contains(t, out.String(), "127.0.0.1:1")
+}
