@@ -25,11 +25,21 @@ jobs="${JOBS:-$(nproc)}"
 flags=(-O3 -std=c++17 -arch="$arch" -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr)
 # shellcheck disable=SC2206
 flags+=(${NVCC_FLAGS:-})
+# ONLY="msm_g1 ..." recompiles just those units (the other objects must be in
+# OUT_DIR already); otherwise a unit is rebuilt when it or a header is newer
+# than its object.
+only=" ${ONLY:-} "
 objs=()
 pids=()
 for src in api prover ntt msm_common msm_g1 msm_g2 random selftest; do
   obj="$out/$src.o"
   objs+=("$obj")
+  if [[ -n "${ONLY:-}" ]]; then
+    [[ "$only" == *" $src "* ]] || continue
+  elif [[ -f "$obj" ]]; then
+    newer=$(find "$here/src/$src.cu" "$here/src" "$here/include" -newer "$obj" -name '*.cu*' -o -newer "$obj" -name '*.h' | head -1)
+    [[ -z "$newer" ]] && continue
+  fi
   "$nvcc" "${flags[@]}" -c "$here/src/$src.cu" -o "$obj" &
   pids+=($!)
   while (( $(jobs -rp | wc -l) >= jobs )); do sleep 0.2; done

@@ -12,10 +12,10 @@
 // Point operations are out of line on the device: each kernel then holds one
 // copy of each (field products stay inlined inside), which keeps code size
 // and compile time reasonable at a negligible call cost.
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) && !defined(C2G_POINT_INLINE)
 #define C2G_PT __host__ __device__ __noinline__
 #else
-#define C2G_PT inline
+#define C2G_PT C2G_HD
 #endif
 
 namespace c2g {

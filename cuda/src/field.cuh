@@ -196,6 +196,15 @@ struct mont {
 using fp_t = mont<FpParams>;
 using fr_t = mont<FrParams>;
 
+// Fp2 products are out of line on the device (each holds 2-3 inlined Fp
+// products): G2 code stays small enough to compile in reasonable time, at a
+// call cost that is small next to the body.
+#if defined(__CUDACC__)
+#define C2G_FP2_MUL __host__ __device__ __noinline__
+#else
+#define C2G_FP2_MUL inline
+#endif
+
 // Fp2 = Fp[u]/(u^2 + 1); layout {c0, c1} = gnark's E2 {A0, A1}.
 struct fp2_t {
   fp_t c0, c1;
@@ -208,14 +217,14 @@ struct fp2_t {
   C2G_HD fp2_t neg() const { return fp2_t{c0.neg(), c1.neg()}; }
   C2G_HD fp2_t dbl() const { return fp2_t{c0.dbl(), c1.dbl()}; }
   // Karatsuba: 3 base-field products.
-  friend C2G_HD fp2_t operator*(const fp2_t& a, const fp2_t& b) {
+  friend C2G_FP2_MUL fp2_t operator*(const fp2_t& a, const fp2_t& b) {
     fp_t v0 = a.c0 * b.c0;
     fp_t v1 = a.c1 * b.c1;
     fp_t s = (a.c0 + a.c1) * (b.c0 + b.c1);
     return fp2_t{v0 - v1, s - v0 - v1};
   }
   // (a0 + a1 u)^2 = (a0+a1)(a0-a1) + 2 a0 a1 u: 2 base-field products.
-  C2G_HD fp2_t sqr() const {
+  C2G_FP2_MUL fp2_t sqr() const {
     fp_t p = (c0 + c1) * (c0 - c1);
     fp_t q = c0 * c1;
     return fp2_t{p, q.dbl()};

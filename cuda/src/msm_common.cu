@@ -1,5 +1,6 @@
 // Curve-independent MSM kernels: scalar conversion, classification, signed
 // digits, bucket bounds and chunk counts.
+#include "digits.cuh"
 #include "msm.cuh"
 
 namespace c2g {
@@ -73,14 +74,6 @@ __global__ void __launch_bounds__(CL_THREADS) k_class_scatter(const fr_t* sc, ui
   }
 }
 
-__device__ __forceinline__ uint32_t window_bits(const uint32_t* l, uint32_t off, uint32_t c) {
-  if (off >= 256) return 0;
-  uint32_t limb = off >> 5, sh = off & 31;
-  uint32_t x = l[limb] >> sh;
-  if (sh + c > 32 && limb + 1 < 8) x |= l[limb + 1] << (32 - sh);
-  return x & ((1u << c) - 1);
-}
-
 // Signed digit of window w of scalar idx[j]: key = |digit| - 1 (or the
 // sentinel M = 2^(c-1) for a zero digit, sorted last), val = base index with
 // the sign in bit 31.
@@ -90,20 +83,9 @@ __global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32
   if (j >= n) return;
   uint32_t i = idx ? idx[j] : j;
   fr_t s = ldg_vec(sc + i);
-  const int32_t half = 1 << (c - 1);
-  int32_t carry = 0, d = 0;
-  for (uint32_t u = 0; u <= w; u++) {
-    int32_t v = (int32_t)window_bits(s.v, u * c, c) + carry;
-    if (v > half) {
-      v -= 1 << c;
-      carry = 1;
-    } else {
-      carry = 0;
-    }
-    d = v;
-  }
+  const int32_t d = signed_digit(s.v, c, w);
   if (d == 0) {
-    keys[j] = (uint32_t)half;
+    keys[j] = 1u << (c - 1);
     vals[j] = i;
   } else {
     keys[j] = (uint32_t)(d < 0 ? -d : d) - 1;

@@ -143,8 +143,13 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
       CK(cudaMemcpyAsync(p, x.host, x.count * x.point_size, cudaMemcpyHostToDevice, sg.s));
       ptrs[i] = p;
     } else {
-      CK(cudaHostRegister(const_cast<void*>(x.host), x.count * x.point_size, cudaHostRegisterDefault));
-      k->registered.push_back(const_cast<void*>(x.host));
+      cudaError_t e = cudaHostRegister(const_cast<void*>(x.host), x.count * x.point_size, cudaHostRegisterDefault);
+      if (e == cudaErrorHostMemoryAlreadyRegistered) {
+        cudaGetLastError();  // shares pages with a range locked earlier: already page-locked
+      } else {
+        if (e != cudaSuccess) throw_cuda(e, "cudaHostRegister", __FILE__, __LINE__);
+        k->registered.push_back(const_cast<void*>(x.host));
+      }
       ptrs[i] = x.host;
     }
   }

@@ -118,12 +118,7 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 	k := &key{b: b, pk: pk, vk: &pk.VK, shape: sh}
 	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
 		h: ptrG1(pk.H), l: ptrG1(pk.L), a: ptrG1(pk.A), bg1: ptrG1(pk.BG1), bg2: ptrG2(pk.BG2)}
-	res, err := b.chooseResidency(desc)
-	if err != nil {
-		return nil, err
-	}
-	desc.residency = res
-	// The C side reads these arrays during the call (device residency) or
+	// The C side reads these arrays during the calls (device residency) or
 	// keeps them page-locked for the key's life (pinned): pin them in Go's
 	// heap either way so the descriptor may point at them.
 	for _, p := range []unsafe.Pointer{desc.h, desc.l, desc.a, desc.bg1, desc.bg2} {
@@ -131,6 +126,12 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 			k.pinner.Pin(p)
 		}
 	}
+	res, err := b.chooseResidency(desc)
+	if err != nil {
+		k.pinner.Unpin()
+		return nil, err
+	}
+	desc.residency = res
 	ck, err := b.lib.a.keyCreate(b.cfg.Device, desc)
 	if err != nil {
 		k.pinner.Unpin()
@@ -350,7 +351,14 @@ func (t *task) Upload(ctx context.Context) error {
 		return err
 	}
 	t.ct = ct
-	w := t.w
+	err = uploadWitness(t.k.b.lib.a, t.dev(), ct, t.w)
+	t.timings.Upload = time.Since(start)
+	return err
+}
+
+// uploadWitness passes w's arrays to the library, pinned for the call (the
+// descriptor holding them lives in Go memory).
+func uploadWitness(a *api, dev int, ct cTask, w *groth16.Synthesized) error {
 	wp := &witnessPtrs{a: frPtr(w.A), b: frPtr(w.B), c: frPtr(w.C), input: frPtr(w.Input), aux: frPtr(w.Aux),
 		aDensAux: wordsPtr(w.ADensityAux.Words), bDensIn: wordsPtr(w.BDensityInput.Words), bDensAux: wordsPtr(w.BDensityAux.Words)}
 	var pin runtime.Pinner
@@ -360,10 +368,8 @@ func (t *task) Upload(ctx context.Context) error {
 			pin.Pin(p)
 		}
 	}
-	err = t.k.b.lib.a.taskUpload(t.dev(), ct, wp)
-	pin.Unpin()
-	t.timings.Upload = time.Since(start)
-	return err
+	defer pin.Unpin()
+	return a.taskUpload(dev, ct, wp)
 }
 
 // Compute runs the H computation and the MSMs on the device. Cancelling

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# One-shot GPU run: build libc2groth16.so with the host's nvcc, run the GPU
+# tests, run the benchmarks, keep logs under $OUT, print a short table last.
+#
+# Expects (built on a machine with Go, see docs/cuda.md):
+#   .devbuild/cuda.test      go test -c ./pkg/groth16/cuda
+#   .devbuild/c2g-bench      go build ./pkg/groth16/cuda/cmd/c2g-bench
+#   .devbuild/libc2groth16.so (optional) a prebuilt library, used only when
+#                             the local build fails
+# Environment: OUT (log folder, default ./devrun-out), STEPS (default
+# "build test bench"), TEST_RUN (go test -run pattern), BENCH_ARGS (extra
+# c2g-bench flags), TEST_TIMEOUT / BENCH_TIMEOUT (seconds).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+out="${OUT:-$root/devrun-out}"
+mkdir -p "$out"
+steps="${STEPS:-build test bench}"
+lib="$root/cuda/build/libc2groth16.so"
+status=()
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$out/gpu.txt"
+nvcc --version 2>&1 | tail -2 | tee -a "$out/gpu.txt"
+
+if [[ " $steps " == *" build "* ]]; then
+  t0=$(date +%s)
+  if JOBS="${JOBS:-16}" cuda/build.sh >"$out/build.log" 2>&1; then
+    status+=("build: ok ($(( $(date +%s) - t0 )) s, $(nvcc --version | tail -1))")
+  else
+    status+=("build: FAILED (see build.log)")
+    tail -30 "$out/build.log"
+    if [[ -f .devbuild/libc2groth16.so ]]; then
+      lib="$root/.devbuild/libc2groth16.so"
+      status+=("using the carried prebuilt library")
+    fi
+  fi
+fi
+export C2G_CUDA_LIB="$lib"
+
+# Variant: the G1 MSM with point operations inlined (compiled in the
+# background while the tests run; benchmarked after the main benchmark).
+if [[ " $steps " == *" variant "* ]]; then
+  mkdir -p cuda/build-inline
+  cp cuda/build/*.o cuda/build-inline/ 2>/dev/null
+  (OUT_DIR="$root/cuda/build-inline" ONLY="msm_g1" NVCC_FLAGS="-DC2G_POINT_INLINE" cuda/build.sh \
+    >"$out/build-inline.log" 2>&1; echo "rc=$?" >>"$out/build-inline.log") &
+  variant_pid=$!
+fi
+
+if [[ " $steps " == *" test "* ]]; then
+  t0=$(date +%s)
+  timeout "${TEST_TIMEOUT:-300}" .devbuild/cuda.test -test.v -test.count=1 -test.timeout "${TEST_TIMEOUT:-300}s" \
+    -test.run "${TEST_RUN:-.}" >"$out/test.log" 2>&1
+  rc=$?
+  grep -E "^(--- |=== RUN|FAIL|ok|PASS)" "$out/test.log" | grep -E "^--- (FAIL|SKIP)" | head -40
+  status+=("tests: rc=$rc, $(grep -c '^--- PASS' "$out/test.log") top-level+sub passes, $(grep -c -- '--- FAIL' "$out/test.log") failures ($(( $(date +%s) - t0 )) s)")
+  if (( rc != 0 )); then tail -40 "$out/test.log"; fi
+fi
+
+if [[ " $steps " == *" bench "* ]]; then
+  t0=$(date +%s)
+  # shellcheck disable=SC2086
+  timeout "${BENCH_TIMEOUT:-300}" .devbuild/c2g-bench -lib "$lib" -json "$out/cuda-bench.json" ${BENCH_ARGS:-} \
+    >"$out/bench.log" 2>&1
+  rc=$?
+  status+=("bench: rc=$rc ($(( $(date +%s) - t0 )) s)")
+  if (( rc != 0 )); then tail -20 "$out/bench.log"; fi
+  sed -n '/^summary/,$p' "$out/bench.log"
+fi
+
+if [[ " $steps " == *" variant "* ]]; then
+  t0=$(date +%s)
+  wait "$variant_pid"
+  if grep -q "rc=0" "$out/build-inline.log"; then
+    timeout 120 .devbuild/c2g-bench -lib "$root/cuda/build-inline/libc2groth16.so" -g1 "${VARIANT_G1:-24,26}" -g2 "" \
+      -ntt "" -partition=false -json "$out/cuda-bench-inline.json" >"$out/bench-inline.log" 2>&1
+    status+=("variant (inlined point ops): rc=$? (waited+ran $(( $(date +%s) - t0 )) s)")
+    sed -n '/^summary/,$p' "$out/bench-inline.log"
+  else
+    status+=("variant build failed"); tail -5 "$out/build-inline.log"
+  fi
+fi
+
+echo
+printf '%s\n' "${status[@]}"
