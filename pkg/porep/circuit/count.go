@@ -9,6 +9,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/c2cluster/c2cluster/pkg/sha254"
 )
 
 // GadgetCount is one row of a constraint breakdown: a gadget of the
@@ -152,7 +154,7 @@ func CountBreakdown(p Params) (Breakdown, error) {
 			if n == 255 {
 				cur = dataLeafBits(api, x[0])
 			} else {
-				cur = shaOrder(fieldBits(api, x[0], n))
+				cur = sha254.DomainToBits(api, x[0])
 			}
 			return append([]any{cur}, fieldBits(api, x[1], 1)[0], x[2])
 		}
@@ -204,7 +206,7 @@ func CountBreakdown(p Params) (Breakdown, error) {
 		},
 		func() error {
 			return add(PartTreeD, "tree D: root = comm_d", C, 2, func(api frontend.API, x []frontend.Variable) any {
-				return append([]any{shaOrder(fieldBits(api, x[0], 254))}, x[1])
+				return append([]any{sha254.DomainToBits(api, x[0])}, x[1])
 			}, func(api frontend.API, x any) {
 				v := x.([]any)
 				treeDRootCheck(api, v[0].([]frontend.Variable), v[1])

@@ -13,13 +13,11 @@ import (
 )
 
 // The gadgets below are the pieces of the partition circuit. Bit vectors come
-// in two orders:
-//   - LE: bit k of the integer at index k (what ToBinary returns);
-//   - SHA: the bits of the 32-byte little-endian encoding as SHA-256 reads
-//     them, byte 0 first and each byte's most significant bit first. This is
-//     the order of Filecoin's labeling preimages and tree-D node hashes
-//     (bellperson: to_bits_le, then reverse_bit_numbering).
-// Both orders are permutations of 256 positions; the map is an involution.
+// in two orders: LE (bit k of the integer at index k, what ToBinary returns:
+// path indexes, the challenge) and SHA order (the bits of a 32-byte
+// little-endian encoding as SHA-256 reads them, byte 0 first and each byte's
+// most significant bit first: labeling preimages and tree-D nodes, converted
+// by pkg/sha254's FieldToBits, DomainToBits, DigestToField).
 
 func init() { solver.RegisterHint(materializeHint) }
 
@@ -43,62 +41,11 @@ func materialize(api frontend.API, v frontend.Variable) frontend.Variable {
 	return out[0]
 }
 
-// shaOrder turns up to 256 LE bits of an integer into the 256 bits of its
-// 32-byte little-endian encoding in SHA order, padding with constant zeros.
-func shaOrder(le []frontend.Variable) []frontend.Variable {
-	if len(le) > 256 {
-		panic(fmt.Sprintf("shaOrder: %d bits", len(le)))
-	}
-	out := make([]frontend.Variable, 256)
-	for k := range out {
-		if k < len(le) {
-			out[shaIndex(k)] = le[k]
-		} else {
-			out[shaIndex(k)] = 0
-		}
-	}
-	return out
-}
-
-// shaIndex maps LE bit k to its SHA-order position (and back).
-func shaIndex(k int) int { return k&^7 | (7 - k&7) }
-
-// packDomain packs 256 SHA-order bits of a digest into the field element
-// Filecoin's Sha256Domain makes of it: the digest read as a little-endian
-// integer with its two most significant bits dropped. The result is a linear
-// combination; no constraint is added.
-func packDomain(api frontend.API, sha []frontend.Variable) frontend.Variable {
-	le := make([]frontend.Variable, 254)
-	for k := range le {
-		le[k] = sha[shaIndex(k)]
-	}
-	return stdbits.FromBinary(api, le, stdbits.WithUnconstrainedInputs())
-}
-
-// truncateDomain returns the SHA-order bits of the Sha256Domain value of a
-// digest: the digest's bits with LE bits 254 and 255 set to constant zero.
-func truncateDomain(sha []frontend.Variable) []frontend.Variable {
-	out := append([]frontend.Variable(nil), sha...)
-	out[shaIndex(254)] = 0
-	out[shaIndex(255)] = 0
-	return out
-}
-
-// fieldBitsStrict decomposes v into its canonical 255 LE bits (the
-// decomposition is checked to be < r, so it is unique).
-func fieldBitsStrict(api frontend.API, v frontend.Variable) []frontend.Variable {
-	return stdbits.ToBinary(api, v, stdbits.WithNbDigits(api.Compiler().FieldBitLen()))
-}
-
-// fieldBits decomposes v, known to be < 2^n for honest witnesses, into n LE
-// bits. For n < 255 the decomposition is unique; an honest value ≥ 2^n makes
-// the circuit unsatisfiable.
+// fieldBits decomposes v, known to be < 2^n (n < 254) for honest witnesses,
+// into n LE bits: n boolean constraints and one packing constraint. The
+// decomposition is unique; a value ≥ 2^n makes the circuit unsatisfiable.
 func fieldBits(api frontend.API, v frontend.Variable, n int) []frontend.Variable {
-	opts := []stdbits.BaseConversionOption{stdbits.WithNbDigits(n)}
-	if n >= api.Compiler().FieldBitLen() {
-		opts = append(opts, stdbits.OmitModulusCheck())
-	}
-	return stdbits.ToBinary(api, v, opts...)
+	return stdbits.ToBinary(api, v, stdbits.WithNbDigits(n))
 }
 
 // indicators returns eq[p] = [index == p] for p < 2^len(idx), where idx are
@@ -170,7 +117,7 @@ func insert(api frontend.API, x frontend.Variable, idx []frontend.Variable, elem
 // replicaBits decomposes replica_id canonically (255 bits checked < r) into
 // the SHA-order bits of its 32-byte encoding; done once per partition.
 func replicaBits(api frontend.API, replicaID frontend.Variable) []frontend.Variable {
-	return shaOrder(fieldBitsStrict(api, replicaID))
+	return sha254.FieldToBits(api, replicaID)
 }
 
 // commRCheck enforces comm_r = Poseidon(comm_c, comm_r_last).
@@ -187,7 +134,7 @@ func pathIndexBits(api frontend.API, input frontend.Variable, n int) []frontend.
 // dataLeafBits decomposes the challenged data node canonically into SHA
 // order: the tree-D leaf as hashed.
 func dataLeafBits(api frontend.API, leaf frontend.Variable) []frontend.Variable {
-	return shaOrder(fieldBitsStrict(api, leaf))
+	return sha254.FieldToBits(api, leaf)
 }
 
 // treeDLevel climbs one level of tree D (binary, SHA-254) from the SHA-order
@@ -197,11 +144,12 @@ func dataLeafBits(api frontend.API, leaf frontend.Variable) []frontend.Variable 
 // constraint per non-constant bit, the other child follows linearly), and
 // SHA-256 of left ‖ right, truncated to 254 bits, is the parent.
 func treeDLevel(api frontend.API, cur []frontend.Variable, b, sibling frontend.Variable, level int) []frontend.Variable {
-	n := 254
+	var sb []frontend.Variable
 	if level == 0 {
-		n = 255
+		sb = sha254.FieldToBitsRelaxed(api, sibling)
+	} else {
+		sb = sha254.DomainToBits(api, sibling)
 	}
-	sb := shaOrder(fieldBits(api, sibling, n))
 	msg := make([]frontend.Variable, 512)
 	for k := 0; k < 256; k++ {
 		left := api.Select(b, sb[k], cur[k])
@@ -212,7 +160,7 @@ func treeDLevel(api frontend.API, cur []frontend.Variable, b, sibling frontend.V
 		markBoolean(api, right)
 		msg[k], msg[256+k] = left, right
 	}
-	return truncateDomain(sha254.Circuit(api, msg))
+	return sha254.TruncateBits(sha254.Circuit(api, msg))
 }
 
 func markBoolean(api frontend.API, v frontend.Variable) {
@@ -223,7 +171,7 @@ func markBoolean(api frontend.API, v frontend.Variable) {
 
 // treeDRootCheck enforces that the root bits are comm_d.
 func treeDRootCheck(api frontend.API, root []frontend.Variable, commD frontend.Variable) {
-	api.AssertIsEqual(packDomain(api, root), commD)
+	api.AssertIsEqual(sha254.DigestToField(api, root), commD)
 }
 
 // columnHash is the column hash: Poseidon of the column's labels (arity =
@@ -254,7 +202,7 @@ func challengeBits(api frontend.API, challenge frontend.Variable) []frontend.Var
 // parentLabelBits decomposes a parent's label (a truncated digest, < 2^254)
 // into the SHA-order bits of its 32-byte encoding.
 func parentLabelBits(api frontend.API, l frontend.Variable) []frontend.Variable {
-	return shaOrder(fieldBits(api, l, 254))
+	return sha254.DomainToBits(api, l)
 }
 
 // label computes one SDR label: SHA-256 over the labeling preimage
@@ -280,5 +228,5 @@ func label(api frontend.API, replica []frontend.Variable, layer int, node []fron
 	for _, p := range parents {
 		msg = append(msg, p...)
 	}
-	return materialize(api, packDomain(api, truncateDomain(sha254.Circuit(api, msg))))
+	return materialize(api, sha254.DigestToField(api, sha254.Circuit(api, msg)))
 }

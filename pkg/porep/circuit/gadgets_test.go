@@ -2,8 +2,6 @@ package circuit
 
 import (
 	"crypto/sha256"
-	"fmt"
-	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -157,24 +155,4 @@ func elem(t testing.TB, d porep.Domain) fr.Element {
 	e, err := d.Element()
 	require.NoError(t, err)
 	return e
-}
-
-func TestBitOrders(t *testing.T) {
-	t.Parallel()
-	// shaIndex is an involution mapping LE bit k of a 32-byte little-endian
-	// encoding to SHA's reading order.
-	for k := 0; k < 256; k++ {
-		require.Equal(t, k, shaIndex(shaIndex(k)))
-	}
-	x := new(big.Int).Lsh(big.NewInt(0b1011), 250) // bits 250, 251, 253
-	x.SetBit(x, 0, 1)
-	var le [32]byte
-	x.FillBytes(le[:])
-	for i, j := 0, 31; i < j; i, j = i+1, j-1 {
-		le[i], le[j] = le[j], le[i]
-	}
-	for k := 0; k < 256; k++ {
-		bit := le[shaIndex(k)/8] >> (7 - shaIndex(k)%8) & 1
-		require.Equal(t, x.Bit(k), uint(bit), fmt.Sprintf("bit %d", k))
-	}
 }
