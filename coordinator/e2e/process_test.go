@@ -101,4 +101,3 @@ func TestSIGTERMDrainsWorkerProcess(t *testing.T) {
 	requireValidProof(t, doc, j)
 	require.Equal(t, c2clusterv1.JobState_JOB_STATE_DONE, j.State)
 }
-
