@@ -211,7 +211,7 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stdout, "  empty")
 	}
 	for _, d := range res.Queue {
-		fmt.Fprintf(stdout, "  %s/%s: %d pending\n", d.Shape, d.Lane, d.Pending)
+		fmt.Fprintf(stdout, "  %s/%s: %d pending, %d in flight\n", d.Shape, d.Lane, d.Pending, d.InFlight)
 	}
 	return nil
 }

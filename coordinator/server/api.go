@@ -184,7 +184,7 @@ func (s *Server) Status(ctx context.Context, req *connect.Request[c2clusterv1.St
 		return nil, connect.NewError(connect.CodeUnavailable, err)
 	}
 	for _, d := range depth {
-		res.Queue = append(res.Queue, &c2clusterv1.LaneDepth{Shape: d.Shape, Lane: d.Lane, Pending: d.Pending})
+		res.Queue = append(res.Queue, &c2clusterv1.LaneDepth{Shape: d.Shape, Lane: d.Lane, Pending: d.Pending, InFlight: d.InFlight})
 	}
 	return connect.NewResponse(res), nil
 }

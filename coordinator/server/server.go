@@ -182,9 +182,12 @@ func (s *Server) refreshDepth(ctx context.Context) {
 	for {
 		if depth, err := s.q.Depth(ctx); err == nil {
 			s.cfg.Metrics.QueueDepth.Reset()
+			var inFlight uint64
 			for _, d := range depth {
 				s.cfg.Metrics.QueueDepth.WithLabelValues(d.Shape, d.Lane).Set(float64(d.Pending))
+				inFlight += d.InFlight
 			}
+			s.cfg.Metrics.PartitionsInFlight.Set(float64(inFlight))
 		}
 		select {
 		case <-ctx.Done():

@@ -89,7 +89,10 @@ func TestProveWithTwoWorkers(t *testing.T) {
 	status, err := co.client.Status(c.ctx, st.JobId)
 	require.NoError(t, err)
 	require.Equal(t, c2clusterv1.JobState_JOB_STATE_DONE, status.Job.State)
-	require.Empty(t, status.Queue)
+	require.Eventually(t, func() bool { // the last partition's ack may trail the assembly
+		status, err := co.client.Status(c.ctx, "")
+		return err == nil && len(status.Queue) == 0
+	}, 30*time.Second, 20*time.Millisecond)
 	jobs, err := co.client.List(c.ctx, c2clusterv1.JobState_JOB_STATE_DONE, 10)
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)

@@ -197,15 +197,27 @@ func isNotFoundAPI(err error) bool {
 // LaneDepth is the backlog of one shape and lane.
 type LaneDepth struct {
 	Shape, Lane string
-	Pending     uint64
+	// Pending tasks wait for a slot; InFlight ones are delivered and not
+	// yet acked.
+	Pending, InFlight uint64
 }
 
-// Depth returns the tasks waiting (not yet acked, including those in
-// flight) per shape and lane, sorted by shape then lane priority.
+// Depth returns the tasks waiting and in flight per shape and lane, sorted
+// by shape then lane priority. Lanes with neither are left out.
 func (q *Queue) Depth(ctx context.Context) ([]LaneDepth, error) {
 	info, err := q.parts.Info(ctx, jetstream.WithSubjectFilter(q.cfg.SubjectPrefix+".>"))
 	if err != nil {
 		return nil, fmt.Errorf("queue: stream info: %w", err)
+	}
+	inFlight := map[string]uint64{}
+	lister := q.parts.ListConsumers(ctx)
+	for ci := range lister.Info() {
+		if ci.Config.FilterSubject != "" {
+			inFlight[ci.Config.FilterSubject] += uint64(ci.NumAckPending)
+		}
+	}
+	if err := lister.Err(); err != nil {
+		return nil, fmt.Errorf("queue: list consumers: %w", err)
 	}
 	var out []LaneDepth
 	prefix := q.cfg.SubjectPrefix + "."
@@ -218,7 +230,8 @@ func (q *Queue) Depth(ctx context.Context) ([]LaneDepth, error) {
 		if !ok {
 			continue
 		}
-		out = append(out, LaneDepth{Shape: shape, Lane: lane, Pending: n})
+		f := min(inFlight[subj], n)
+		out = append(out, LaneDepth{Shape: shape, Lane: lane, Pending: n - f, InFlight: f})
 	}
 	rank := map[string]int{}
 	for i, l := range q.cfg.Lanes {

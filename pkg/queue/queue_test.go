@@ -256,9 +256,10 @@ func TestDeleteTasksRemovesPending(t *testing.T) {
 		return nil
 	}})
 	require.Equal(t, "keep", recv(t, got, 20*time.Second))
-	depth, err := b.q.Depth(b.ctx)
-	require.NoError(t, err)
-	require.Empty(t, depth)
+	require.Eventually(t, func() bool { // acked after the handler returned
+		d, err := b.q.Depth(b.ctx)
+		return err == nil && len(d) == 0
+	}, 10*time.Second, 10*time.Millisecond)
 }
 
 func TestAbortHandsTaskBack(t *testing.T) {
@@ -266,16 +267,21 @@ func TestAbortHandsTaskBack(t *testing.T) {
 	b := setup(t, queue.Config{})
 	_, err := b.q.Publish(b.ctx, task("drain", 0, 1, "normal"))
 	require.NoError(t, err)
+	_, err = b.q.Publish(b.ctx, task("waiting", 0, 1, "low"))
+	require.NoError(t, err)
 	started := make(chan struct{})
-	s1 := runSlot(t, b, queue.SlotConfig{Name: "first", Handler: func(ctx context.Context, _ *queue.Delivery) error {
+	s1 := runSlot(t, b, queue.SlotConfig{Name: "first", Lanes: []string{"normal"}, Handler: func(ctx context.Context, _ *queue.Delivery) error {
 		close(started)
 		<-ctx.Done()
 		return ctx.Err()
 	}})
 	recv(t, started, 20*time.Second)
+	depth, err := b.q.Depth(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []queue.LaneDepth{{Shape: "test", Lane: "normal", InFlight: 1}, {Shape: "test", Lane: "low", Pending: 1}}, depth)
 	s1.Abort()
 	second := make(chan int, 1)
-	runSlot(t, b, queue.SlotConfig{Name: "second", Handler: func(_ context.Context, d *queue.Delivery) error {
+	runSlot(t, b, queue.SlotConfig{Name: "second", Lanes: []string{"normal"}, Handler: func(_ context.Context, d *queue.Delivery) error {
 		second <- d.Attempt
 		return nil
 	}})

@@ -1357,10 +1357,13 @@ func (x *ResidentParams) GetResidency() string {
 }
 
 type LaneDepth struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Shape         string                 `protobuf:"bytes,1,opt,name=shape,proto3" json:"shape,omitempty"`
-	Lane          string                 `protobuf:"bytes,2,opt,name=lane,proto3" json:"lane,omitempty"`
-	Pending       uint64                 `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Shape string                 `protobuf:"bytes,1,opt,name=shape,proto3" json:"shape,omitempty"`
+	Lane  string                 `protobuf:"bytes,2,opt,name=lane,proto3" json:"lane,omitempty"`
+	// Tasks waiting for a worker slot.
+	Pending uint64 `protobuf:"varint,3,opt,name=pending,proto3" json:"pending,omitempty"`
+	// Tasks delivered to a slot and not yet acknowledged.
+	InFlight      uint64 `protobuf:"varint,4,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1412,6 +1415,13 @@ func (x *LaneDepth) GetLane() string {
 func (x *LaneDepth) GetPending() uint64 {
 	if x != nil {
 		return x.Pending
+	}
+	return 0
+}
+
+func (x *LaneDepth) GetInFlight() uint64 {
+	if x != nil {
+		return x.InFlight
 	}
 	return 0
 }
@@ -1512,11 +1522,12 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\aversion\x18\b \x01(\tR\aversion\"D\n" +
 	"\x0eResidentParams\x12\x14\n" +
 	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x1c\n" +
-	"\tresidency\x18\x02 \x01(\tR\tresidency\"O\n" +
+	"\tresidency\x18\x02 \x01(\tR\tresidency\"l\n" +
 	"\tLaneDepth\x12\x14\n" +
 	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\tR\x04lane\x12\x18\n" +
-	"\apending\x18\x03 \x01(\x04R\apending*^\n" +
+	"\apending\x18\x03 \x01(\x04R\apending\x12\x1b\n" +
+	"\tin_flight\x18\x04 \x01(\x04R\binFlight*^\n" +
 	"\bPriority\x12\x18\n" +
 	"\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPRIORITY_HIGH\x10\x01\x12\x13\n" +
