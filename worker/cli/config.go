@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"errors"
 	"flag"
+	"io"
 	"fmt"
 	"os"
 	"strconv"
@@ -262,9 +265,7 @@ func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet
 		if err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(f); err != nil {
+		if err := decodeFile(b, f); err != nil {
 			return nil, fmt.Errorf("config %s: %w", configPath, err)
 		}
 	}
@@ -288,6 +289,23 @@ func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet
 	}
 	f.fillDefaults()
 	return f, nil
+}
+
+// MaxConfigBytes bounds a configuration file.
+const MaxConfigBytes = 1 << 20
+
+// decodeFile decodes a YAML configuration into f. Unknown keys are errors
+// (a misspelt setting must not be silently ignored).
+func decodeFile(b []byte, f *File) error {
+	if len(b) > MaxConfigBytes {
+		return fmt.Errorf("%d bytes exceeds the limit of %d", len(b), MaxConfigBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(f); err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }
 
 func (f *File) fillDefaults() {

@@ -245,7 +245,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			r.step("jaeger unavailable, running without trace export: %v", err)
 		}
 	}
-	tcfg := telemetry.TracingConfig{ServiceName: "c2cluster-single"}
+	tcfg := telemetry.TracingConfig{ServiceName: "c2-single"}
 	if jg != nil {
 		tcfg.Endpoint, tcfg.Insecure = jg.OTLPEndpoint, true
 	}
