@@ -217,7 +217,7 @@ c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const
     if (n) {
       dim3 g = grid_for(n, 256);
       if (g.x > 132 * 64) g.x = 132 * 64;
-      k_fr_from_mont<<<g, 256, 0, st>>>((const fr_t*)scalars->ptr, canon.as<fr_t>(), n);
+      C2G_LAUNCH(k_fr_from_mont, g, 256, 0, st, (const fr_t*)scalars->ptr, canon.as<fr_t>(), n);
       CK_LAUNCH("k_fr_from_mont");
     }
     if (group == 1) {

@@ -13,6 +13,20 @@
 
 #include "../include/c2g.h"
 
+// Kernel launches go through these macros so that the same sources also
+// build for the CPU emulator (cuda/test/emu, which defines C2G_EMULATOR):
+// C2G_LAUNCH_SYNC marks kernels that use __syncthreads or warp collectives.
+#if defined(C2G_EMULATOR)
+#define C2G_LAUNCH(k, g, b, s, st, ...) ::c2g_emu::launch(false, #k, k, dim3(g), dim3(b), (size_t)(s), st, __VA_ARGS__)
+#define C2G_LAUNCH_SYNC(k, g, b, s, st, ...) \
+  ::c2g_emu::launch(true, #k, k, dim3(g), dim3(b), (size_t)(s), st, __VA_ARGS__)
+#define C2G_DYNAMIC_SMEM(T, name) T* name = (T*)::c2g_emu::dynamic_smem()
+#else
+#define C2G_LAUNCH(k, g, b, s, st, ...) k<<<g, b, s, st>>>(__VA_ARGS__)
+#define C2G_LAUNCH_SYNC(k, g, b, s, st, ...) k<<<g, b, s, st>>>(__VA_ARGS__)
+#define C2G_DYNAMIC_SMEM(T, name) extern __shared__ T name[]
+#endif
+
 namespace c2g {
 
 struct error : std::runtime_error {

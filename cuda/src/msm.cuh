@@ -297,7 +297,7 @@ void tree_sum(xyzz_t<F>* data, uint32_t stride, uint32_t groups, uint32_t cnt, c
   while (cnt > 1) {
     uint32_t half = (cnt + 1) / 2;
     uint64_t threads = (uint64_t)groups * (cnt - half);
-    k_tree_step<F><<<grid_for(threads, 128), 128, 0, st>>>(data, stride, groups, cnt, half);
+    C2G_LAUNCH(k_tree_step<F>, grid_for(threads, 128), 128, 0, st, data, stride, groups, cnt, half);
     CK_LAUNCH("k_tree_step");
     cnt = half;
   }
@@ -313,7 +313,7 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   if (n > s.n_max) throw error(C2G_ERR_INTERNAL, 0, "msm scratch too small");
   if (n >= (1ull << 31)) throw_invalid("msm: more than 2^31 - 1 points");
   if (n == 0) {
-    k_set_inf<F><<<1, 1, 0, st>>>(out);
+    C2G_LAUNCH(k_set_inf<F>, 1, 1, 0, st, out);
     CK_LAUNCH("k_set_inf");
     if (info) *info = msm_info{};
     return;
@@ -323,13 +323,13 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   // 1. classify
   CK(cudaMemsetAsync(s.cnt_one + nb, 0, sizeof(uint32_t), st));
   CK(cudaMemsetAsync(s.cnt_other + nb, 0, sizeof(uint32_t), st));
-  k_class_count<<<nb, CL_THREADS, 0, st>>>(sc, n32, s.cnt_one, s.cnt_other);
+  C2G_LAUNCH_SYNC(k_class_count, nb, CL_THREADS, 0, st, sc, n32, s.cnt_one, s.cnt_other);
   CK_LAUNCH("k_class_count");
   size_t tb = s.cub_bytes;
   CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.cnt_one, s.off_one, (int)(nb + 1), st));
   tb = s.cub_bytes;
   CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.cnt_other, s.off_other, (int)(nb + 1), st));
-  k_class_scatter<<<nb, CL_THREADS, 0, st>>>(sc, n32, s.off_one, s.off_other, s.idx_one, s.idx_other);
+  C2G_LAUNCH_SYNC(k_class_scatter, nb, CL_THREADS, 0, st, sc, n32, s.off_one, s.off_other, s.idx_one, s.idx_other);
   CK_LAUNCH("k_class_scatter");
   uint32_t counts[2];
   CK(cudaMemcpyAsync(&counts[0], s.off_one + nb, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
@@ -347,7 +347,7 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   const P* extra = nullptr;
   if (n1 > 0) {
     uint32_t parts = ceil_div_u32(n1, MSM_ONES_CHUNK);
-    k_sum_indexed<F><<<grid_for(parts, 128), 128, 0, st>>>(bases, s.idx_one, n1, s.partial);
+    C2G_LAUNCH(k_sum_indexed<F>, grid_for(parts, 128), 128, 0, st, bases, s.idx_one, n1, s.partial);
     CK_LAUNCH("k_sum_indexed");
     tree_sum<F>(s.partial, 0, 1, parts, st);
     CK(cudaMemcpyAsync(s.ones_sum, s.partial, sizeof(P), cudaMemcpyDeviceToDevice, st));
@@ -357,7 +357,7 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     if (extra) {
       CK(cudaMemcpyAsync(out, extra, sizeof(P), cudaMemcpyDeviceToDevice, st));
     } else {
-      k_set_inf<F><<<1, 1, 0, st>>>(out);
+      C2G_LAUNCH(k_set_inf<F>, 1, 1, 0, st, out);
       CK_LAUNCH("k_set_inf");
     }
     return;
@@ -372,7 +372,7 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   const uint32_t max_per_bucket = ceil_div_u32(n2, MSM_CHUNK);
   for (uint32_t w = 0; w < p.W; w++) {
     if (cancel) cancel->check();
-    k_digits<<<grid_for(n2, 256), 256, 0, st>>>(sc, s.idx_other, n2, c, w, s.keys0, s.vals0);
+    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, s.idx_other, n2, c, w, s.keys0, s.vals0);
     CK_LAUNCH("k_digits");
     cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
     tb = s.cub_bytes;
@@ -382,25 +382,25 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     CK(cudaMemsetAsync(s.bstart, 0, sizeof(uint32_t) * p.M, st));
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
     CK(cudaMemsetAsync(s.maxnc, 0, sizeof(uint32_t), st));
-    k_bucket_bounds<<<grid_for(n2, 256), 256, 0, st>>>(keys, n2, p.M, s.bstart, s.bend);
+    C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
-    k_chunk_counts<<<grid_for(p.M + 1, 256), 256, 0, st>>>(s.bstart, s.bend, p.M, s.nch, s.maxnc);
+    C2G_LAUNCH_SYNC(k_chunk_counts, grid_for(p.M + 1, 256), 256, 0, st, s.bstart, s.bend, p.M, s.nch, s.maxnc);
     CK_LAUNCH("k_chunk_counts");
     tb = s.cub_bytes;
     CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.nch, s.choff, (int)(p.M + 1), st));
-    k_accumulate<F><<<grid_for(max_chunks, 128), 128, 0, st>>>(bases, vals, s.bstart, s.bend, s.choff, p.M,
+    C2G_LAUNCH(k_accumulate<F>, grid_for(max_chunks, 128), 128, 0, st, bases, vals, s.bstart, s.bend, s.choff, p.M,
                                                                 max_chunks, s.partial, s.chbucket);
     CK_LAUNCH("k_accumulate");
     for (uint32_t m = 1; m < max_per_bucket; m *= 2) {
-      k_merge<F><<<grid_for(max_chunks, 128), 128, 0, st>>>(s.partial, s.chbucket, s.choff, s.maxnc, m, p.M,
+      C2G_LAUNCH(k_merge<F>, grid_for(max_chunks, 128), 128, 0, st, s.partial, s.chbucket, s.choff, s.maxnc, m, p.M,
                                                             max_chunks);
       CK_LAUNCH("k_merge");
     }
-    k_bucket_segments<F><<<grid_for(p.S, 128), 128, 0, st>>>(s.partial, s.choff, p.L, p.S, s.T + (uint64_t)w * p.S);
+    C2G_LAUNCH(k_bucket_segments<F>, grid_for(p.S, 128), 128, 0, st, s.partial, s.choff, p.L, p.S, s.T + (uint64_t)w * p.S);
     CK_LAUNCH("k_bucket_segments");
   }
   tree_sum<F>(s.T, p.S, p.W, p.S, st);
-  k_combine<F><<<1, 1, 0, st>>>(s.T, p.S, p.W, c, extra, out);
+  C2G_LAUNCH(k_combine<F>, 1, 1, 0, st, s.T, p.S, p.W, c, extra, out);
   CK_LAUNCH("k_combine");
 }
 
@@ -414,7 +414,7 @@ void msm_streamed(const affine_t<F>* host_bases, const fr_t* sc, uint64_t n, msm
                   affine_t<F>* stage0, affine_t<F>* stage1, uint64_t chunk, xyzz_t<F>* chunk_out, xyzz_t<F>* out,
                   cudaStream_t st, cudaStream_t cst, cudaEvent_t* ev, msm_info* info, const cancel_flag* cancel) {
   if (n == 0) {
-    k_set_inf<F><<<1, 1, 0, st>>>(out);
+    C2G_LAUNCH(k_set_inf<F>, 1, 1, 0, st, out);
     CK_LAUNCH("k_set_inf");
     if (info) *info = msm_info{};
     return;

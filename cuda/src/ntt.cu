@@ -110,7 +110,7 @@ void ntt_tables::build(uint32_t ml, cudaStream_t st) {
   CK(cudaMemcpyAsync(g_hi, ghi.data(), ct * sizeof(fr_t), cudaMemcpyHostToDevice, st));
   CK(cudaMemcpyAsync(gi_lo, gilo.data(), ct * sizeof(fr_t), cudaMemcpyHostToDevice, st));
   CK(cudaMemcpyAsync(gi_hi, gihi.data(), ct * sizeof(fr_t), cudaMemcpyHostToDevice, st));
-  k_twiddle_expand<<<grid_for(half, 256), 256, 0, st>>>(omega, half, tw_lo, tw_hi);
+  C2G_LAUNCH(k_twiddle_expand, grid_for(half, 256), 256, 0, st, omega, half, tw_lo, tw_hi);
   CK_LAUNCH("k_twiddle_expand");
   CK(cudaStreamSynchronize(st));  // the host vectors die here
 }
@@ -142,7 +142,7 @@ template <bool DIT>
 __global__ void __launch_bounds__(512) k_ntt_pass(fr_t* data, uint32_t log_n, uint32_t lo_bit, uint32_t k, uint32_t g,
                                                   const fr_t* __restrict__ tw, uint32_t tw_shift, uint32_t tw_half,
                                                   bool inverse) {
-  extern __shared__ fr_t sm[];
+  C2G_DYNAMIC_SMEM(fr_t, sm);
   const uint32_t G = 1u << g;
   const uint32_t nelem = (1u << k) << g;
   const uint32_t nlo = (1u << lo_bit) >> g;  // blocks along the low bits
@@ -257,7 +257,7 @@ static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& 
     const uint32_t threads = (1u << (k - 1)) << g;
     const uint64_t blocks = (1ull << log_n) >> (k + g);
     const size_t smem = sizeof(fr_t) * ((size_t)1 << (k + g));
-    k_ntt_pass<DIT><<<dim3((uint32_t)blocks), threads, smem, st>>>(d, log_n, lo_bit, k, g, t.omega, tw_shift, tw_half,
+    C2G_LAUNCH_SYNC(k_ntt_pass<DIT>, dim3((uint32_t)blocks), threads, smem, st, d, log_n, lo_bit, k, g, t.omega, tw_shift, tw_half,
                                                                    inverse);
     CK_LAUNCH("k_ntt_pass");
     done += k;
@@ -275,15 +275,15 @@ void ntt_natural(fr_t* d, uint32_t log_n, bool inverse, bool coset, const ntt_ta
   check_tables(log_n, t);
   const uint64_t n = 1ull << log_n;
   if (!inverse && coset) {
-    k_scale_natural<<<elementwise_grid(n), 256, 0, st>>>(d, n, fr_host_one(), t.g_lo, t.g_hi);
+    C2G_LAUNCH(k_scale_natural, elementwise_grid(n), 256, 0, st, d, n, fr_host_one(), t.g_lo, t.g_hi);
     CK_LAUNCH("k_scale_natural");
   }
   ntt_dif(d, log_n, inverse, t, st);
-  k_bitrev_swap<<<elementwise_grid(n), 256, 0, st>>>(d, log_n);
+  C2G_LAUNCH(k_bitrev_swap, elementwise_grid(n), 256, 0, st, d, log_n);
   CK_LAUNCH("k_bitrev_swap");
   if (inverse) {
     fr_t ninv = fr_host_inv(fr_host_from_u64(n));
-    k_scale_natural<<<elementwise_grid(n), 256, 0, st>>>(d, n, ninv, coset ? t.gi_lo : nullptr, coset ? t.gi_hi : nullptr);
+    C2G_LAUNCH(k_scale_natural, elementwise_grid(n), 256, 0, st, d, n, ninv, coset ? t.gi_lo : nullptr, coset ? t.gi_hi : nullptr);
     CK_LAUNCH("k_scale_natural");
   }
 }
@@ -295,16 +295,16 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
   fr_t* v[3] = {a, b, c};
   for (int i = 0; i < 3; i++) {
     ntt_dif(v[i], log_n, true, t, st);  // evaluations -> coefficients (bit-reversed, times n)
-    k_scale_bitrev<<<elementwise_grid(n), 256, 0, st>>>(v[i], log_n, ninv, t.g_lo, t.g_hi);
+    C2G_LAUNCH(k_scale_bitrev, elementwise_grid(n), 256, 0, st, v[i], log_n, ninv, t.g_lo, t.g_hi);
     CK_LAUNCH("k_scale_bitrev");
     ntt_dit(v[i], log_n, false, t, st);  // coset evaluations, natural order
   }
   // Z(g w^i) = g^n - 1 on the whole coset
   fr_t zinv = fr_host_inv(fr_host_pow(fr_host_coset_gen(), n) - fr_host_one());
-  k_h_pointwise<<<elementwise_grid(n), 256, 0, st>>>(a, b, c, n, zinv);
+  C2G_LAUNCH(k_h_pointwise, elementwise_grid(n), 256, 0, st, a, b, c, n, zinv);
   CK_LAUNCH("k_h_pointwise");
   ntt_dif(a, log_n, true, t, st);
-  k_h_finish<<<elementwise_grid(n), 256, 0, st>>>(a, h_out, log_n, ninv, t.gi_lo, t.gi_hi);
+  C2G_LAUNCH(k_h_finish, elementwise_grid(n), 256, 0, st, a, h_out, log_n, ninv, t.gi_lo, t.gi_hi);
   CK_LAUNCH("k_h_finish");
 }
 

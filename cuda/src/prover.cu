@@ -337,11 +337,11 @@ static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w,
   task_layout& L = t->lay;
   cudaStream_t st = t->stream;
   uint64_t words = words_for(n);
-  k_popc_words<<<grid_for(words + 1, 256), 256, 0, st>>>(w, words, L.word_cnt);
+  C2G_LAUNCH(k_popc_words, grid_for(words + 1, 256), 256, 0, st, w, words, L.word_cnt);
   CK_LAUNCH("k_popc_words");
   size_t tb = L.scan_bytes;
   CK(cub::DeviceScan::ExclusiveSum(L.scan_temp, tb, L.word_cnt, L.word_pre, (int)(words + 1), st));
-  k_dense_scatter<<<grid_stride(n), 256, 0, st>>>(src, n, w, L.word_pre, dst, dst_off);
+  C2G_LAUNCH(k_dense_scatter, grid_stride(n), 256, 0, st, src, n, w, L.word_pre, dst, dst_off);
   CK_LAUNCH("k_dense_scatter");
 }
 
@@ -370,10 +370,10 @@ void task_compute(c2g_task* t) {
 
   // scalars to canonical form
   if (k->num_aux) {
-    k_fr_from_mont<<<grid_stride(k->num_aux), 256, 0, st>>>(L.aux, L.aux, k->num_aux);
+    C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_aux), 256, 0, st, L.aux, L.aux, k->num_aux);
     CK_LAUNCH("k_fr_from_mont");
   }
-  k_fr_from_mont<<<grid_stride(k->num_inputs), 256, 0, st>>>(L.input, L.input, k->num_inputs);
+  C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
   CK_LAUNCH("k_fr_from_mont");
 
   const g1_affine* hb = k->h;

@@ -127,7 +127,7 @@ void random_fr(fr_t* out, uint64_t n, uint64_t seed, double frac01, cudaStream_t
   if (n == 0) return;
   uint64_t blocks = (n + 255) / 256;
   if (blocks > 65535) blocks = 65535;
-  k_random_fr<<<(uint32_t)blocks, 256, 0, st>>>(out, n, seed, frac01);
+  C2G_LAUNCH(k_random_fr, (uint32_t)blocks, 256, 0, st, out, n, seed, frac01);
   CK_LAUNCH("k_random_fr");
 }
 
@@ -138,12 +138,12 @@ void random_points(affine_t<F>* out, uint64_t n, uint64_t seed, cudaStream_t st)
   dev_alloc tabs((RP_T1 + n2) * sizeof(affine_t<F>), st);
   affine_t<F>* t1 = tabs.as<affine_t<F>>();
   affine_t<F>* t2 = t1 + RP_T1;
-  k_random_table<F><<<grid_for(RP_T1, 64), 64, 0, st>>>(t1, RP_T1, splitmix64(seed));
+  C2G_LAUNCH(k_random_table<F>, grid_for(RP_T1, 64), 64, 0, st, t1, RP_T1, splitmix64(seed));
   CK_LAUNCH("k_random_table");
-  k_random_table<F><<<grid_for(n2, 64), 64, 0, st>>>(t2, n2, splitmix64(seed + 1));
+  C2G_LAUNCH(k_random_table<F>, grid_for(n2, 64), 64, 0, st, t2, n2, splitmix64(seed + 1));
   CK_LAUNCH("k_random_table");
   uint64_t threads = (n + RP_BATCH - 1) / RP_BATCH;
-  k_random_points<F><<<grid_for(threads, 128), 128, 0, st>>>(out, n, t1, t2);
+  C2G_LAUNCH(k_random_points<F>, grid_for(threads, 128), 128, 0, st, out, n, t1, t2);
   CK_LAUNCH("k_random_points");
   CK(cudaStreamSynchronize(st));
 }

@@ -12,6 +12,6 @@ __global__ void k_selftest(int op, const uint8_t* in0, const uint8_t* in1, uint8
 void c2g_selftest_launch(int op, const uint8_t* in0, const uint8_t* in1, uint8_t* out, uint64_t n, cudaStream_t st) {
   uint64_t blocks = (n + 127) / 128;
   if (blocks > 4096) blocks = 4096;
-  k_selftest<<<(uint32_t)blocks, 128, 0, st>>>(op, in0, in1, out, n);
+  C2G_LAUNCH(k_selftest, (uint32_t)blocks, 128, 0, st, op, in0, in1, out, n);
   CK_LAUNCH("k_selftest");
 }
