@@ -1,11 +1,31 @@
 # c2cluster — the few commands that matter. `make help` lists them.
 SHELL := /usr/bin/env bash
 GO    ?= go
+ARGS  ?=
 
-.PHONY: help test
+.PHONY: help run test build jaeger cuda compose-config bench-cluster
 
 help: ## list the commands
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+
+run: ## single node end to end: Redis, NATS, Jaeger, coordinator, CPU worker; prove a test sector (ARGS="-keep" to stay up)
+	@scripts/run.sh $(ARGS)
 
 test: ## run every test (starts what it needs; GPU tests skip without a GPU)
 	@scripts/test.sh
+
+build: ## build bin/coordinator and bin/worker
+	$(GO) build -o bin/coordinator ./coordinator
+	$(GO) build -o bin/worker ./worker
+
+jaeger: ## build Jaeger from tools/jaeger (cached under bin/)
+	@scripts/build-jaeger.sh
+
+cuda: ## build the CUDA prover library (needs nvcc; see docs/cuda.md)
+	@cuda/build.sh
+
+compose-config: ## validate docker-compose.yml (needs docker)
+	docker compose config --quiet && echo "docker-compose.yml: valid"
+
+bench-cluster: ## coordination overhead per partition with real workers (docs/perf/cluster.md)
+	$(GO) test -run XXX -bench BenchmarkCoordinationOverhead -benchtime 3x ./coordinator/e2e/

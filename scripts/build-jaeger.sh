@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds Jaeger (v2, the all-in-one "jaeger" binary) from the separate Go
+# module in tools/jaeger, so Jaeger's dependencies never enter c2cluster's
+# go.mod. The binary is cached under bin/ (git-ignored) with the version in
+# its name and reused; the build takes ~6.5 min on 2 cores the first time.
+#
+#   scripts/build-jaeger.sh          # prints the binary's path on stdout
+#
+# Progress goes to stderr. Exit status 3 means the build is impossible here
+# (no Go toolchain, or the module proxy is unreachable and the modules are
+# not in the cache); any other failure is a real error.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+version="$(awk '$1 == "github.com/jaegertracing/jaeger" {print $2}' "$root/tools/jaeger/go.mod")"
+if [ -z "$version" ]; then
+  echo "build-jaeger: tools/jaeger/go.mod does not require github.com/jaegertracing/jaeger" >&2
+  exit 1
+fi
+out="${C2_JAEGER_BIN:-$root/bin/jaeger-$version}"
+if [ -x "$out" ]; then
+  echo "$out"
+  exit 0
+fi
+if ! command -v go >/dev/null 2>&1; then
+  echo "build-jaeger: no Go toolchain on PATH" >&2
+  exit 3
+fi
+mkdir -p "$(dirname "$out")"
+cd "$root/tools/jaeger"
+echo "build-jaeger: downloading modules of jaeger $version (tools/jaeger)" >&2
+if ! go mod download >&2; then
+  echo "build-jaeger: cannot download Jaeger's modules (no module proxy reachable?)" >&2
+  exit 3
+fi
+echo "build-jaeger: building jaeger $version -> $out (about 6.5 min on 2 cores; cached afterwards)" >&2
+start=$(date +%s)
+tmp="$out.tmp.$$"
+trap 'rm -f "$tmp"' EXIT
+# Progress: a line every 30 s while the compiler runs.
+( while sleep 30; do echo "build-jaeger: still building ($(( $(date +%s) - start ))s)" >&2; done ) &
+ticker=$!
+trap 'kill $ticker 2>/dev/null || true; rm -f "$tmp"' EXIT
+go build -trimpath -o "$tmp" github.com/jaegertracing/jaeger/cmd/jaeger >&2
+mv "$tmp" "$out"
+echo "build-jaeger: built in $(( $(date +%s) - start ))s" >&2
+echo "$out"
