@@ -3,6 +3,7 @@ package circuit
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,4 +71,7 @@ func BenchmarkProve2KiB(b *testing.B) {
 
 type benchLog struct{ b *testing.B }
 
-func (l benchLog) Write(p []byte) (int, error) { l.b.Log(string(p)); return len(p), nil }
+func (l benchLog) Write(p []byte) (int, error) {
+	l.b.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
