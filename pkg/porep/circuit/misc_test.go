@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 )
@@ -85,4 +86,34 @@ func FuzzAssign(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSynthesizeConcurrently runs several syntheses of one compiled circuit
+// at once (a worker with several slots) and compares them with sequential
+// ones.
+func TestSynthesizeConcurrently(t *testing.T) {
+	s, err := porep.ShapeByName(solveShape)
+	require.NoError(t, err)
+	c, err := ForShape(s)
+	require.NoError(t, err)
+	out := parseC1(t, sealedC1(t, solveShape, 8))
+	ctx := context.Background()
+	want := make([]*groth16.Synthesized, s.Partitions)
+	for k := range want {
+		want[k], err = c.Synthesize(ctx, out, k)
+		require.NoError(t, err)
+	}
+	got := make([]*groth16.Synthesized, 2*s.Partitions)
+	errs := make([]error, len(got))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = c.Synthesize(ctx, out, i%s.Partitions) })
+	}
+	wg.Wait()
+	for i := range got {
+		require.NoError(t, errs[i])
+		k := i % s.Partitions
+		require.Equal(t, want[k].Aux, got[i].Aux, "partition %d", k)
+		require.Equal(t, want[k].A, got[i].A, "partition %d", k)
+	}
 }
