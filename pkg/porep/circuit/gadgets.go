@@ -35,7 +35,7 @@ func materializeHint(_ *big.Int, in, out []*big.Int) error {
 func materialize(api frontend.API, v frontend.Variable) frontend.Variable {
 	out, err := api.Compiler().NewHint(materializeHint, 1, v)
 	if err != nil {
-		panic(err) // only on a malformed builder; Define recovers nothing else
+		panic(err) // builders without hints only; gnark's Compile turns the panic into an error
 	}
 	api.AssertIsEqual(out[0], v)
 	return out[0]
