@@ -68,6 +68,7 @@ const powChain = 1500
 
 func getProveFixture(t *testing.T) *proveFixture {
 	t.Helper()
+	gpu(t) // skip before the setup when there is no device
 	proveOnce.Do(func() {
 		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &powCircuit{N: powChain})
 		require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestProveConcurrentSlots(t *testing.T) {
 		rnd  groth16.Randomness
 		want []byte
 	}
-	jobs := make([]job, 4)
+	jobs := make([]job, sized(4, 2))
 	for i := range jobs {
 		syn, _ := f.witness(t, uint64(5+i), uint64(0xabc0+i), uint64(13+i))
 		rnd := fixedRnd(uint64(100+i), uint64(200+i))
@@ -311,7 +312,8 @@ func TestDeviceBytesCoverUpload(t *testing.T) {
 func TestSyntheticKeyMatchesCPU(t *testing.T) {
 	b := newTestBackend(t, ResidencyDevice)
 	ctx := context.Background()
-	w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: 3000, Domain: 4096, Inputs: 7, Aux: 5000,
+	rows, domain, aux := sized(3000, 900), sized(4096, 1024), sized(5000, 1300)
+	w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: 7, Aux: aux,
 		Frac01: 0.85, ADensity: 0.997, BDensity: 0.254, Seed: 5})
 	k, err := b.LoadSynthetic(ctx, sh, 9)
 	require.NoError(t, err)
