@@ -24,8 +24,8 @@ jaeger: ## build Jaeger from tools/jaeger (cached under bin/)
 cuda: ## build the CUDA prover library (needs nvcc; see docs/cuda.md)
 	@cuda/build.sh
 
-compose-config: ## validate docker-compose.yml (needs docker)
-	docker compose config --quiet && echo "docker-compose.yml: valid"
+compose-config: ## validate docker-compose.yml (docker compose config, or the Compose schema via tools/compose)
+	@scripts/check-compose.sh
 
 bench-cluster: ## coordination overhead per partition with real workers (docs/perf/cluster.md)
 	$(GO) test -run XXX -bench BenchmarkCoordinationOverhead -benchtime 3x ./coordinator/e2e/

@@ -85,3 +85,14 @@ func TestMainExitCodes(t *testing.T) {
 	require.Equal(t, 1, Main([]string{"-nats", "nats://127.0.0.1:1", "-metrics-listen", "off"}, io.Discard, &out, env))
 	require.Contains(t, out.String(), "127.0.0.1:1")
 }
+
+// The example configuration shipped in deploy/config loads (every key is
+// known) and says what it claims.
+func TestExampleConfigLoads(t *testing.T) {
+	f, err := load(t, []string{"-config", "../../deploy/config/worker.yaml"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{"32GiB"}, f.Shapes)
+	require.Equal(t, "compute", f.Interlock)
+	require.Equal(t, 2, f.GPUWorkersPerDevice)
+	require.Equal(t, 2*time.Minute, f.DrainTimeout)
+}

@@ -1,0 +1,15 @@
+# c2cluster worker, CPU backend only. Build from the repository root:
+#   docker build -f deploy/docker/worker.Dockerfile -t c2cluster/worker-cpu .
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -o /out/worker ./worker
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/worker /usr/local/bin/worker
+# /metrics and /healthz
+EXPOSE 9464
+ENV C2_METRICS_LISTEN=0.0.0.0:9464 C2_PARAMS_DIR=/params C2_BACKEND=cpu
+ENTRYPOINT ["/usr/local/bin/worker"]
