@@ -4,6 +4,7 @@
 #   cuda/build.sh                 # -> cuda/build/libc2groth16.so
 #   CUDA_ARCH=sm_80 cuda/build.sh # another GPU generation
 #   cuda/build.sh hostarith       # -> cuda/build/libc2g_hostarith.so (g++, no CUDA)
+#   cuda/build.sh emulator        # -> cuda/build/libc2groth16_emu.so (g++, CPU emulator)
 #
 # Environment: NVCC (default nvcc), CUDA_ARCH (default sm_90), OUT_DIR
 # (default cuda/build), JOBS (parallel compiles, default nproc),
@@ -12,6 +13,22 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT_DIR:-$here/build}"
 mkdir -p "$out"
+
+if [[ "${1:-}" == "emulator" ]]; then
+  # The whole library for the CPU emulator of the CUDA runtime (test/emu):
+  # the same sources, compiled by g++; the tests build it themselves.
+  pids=()
+  for src in api prover ntt msm_common msm_g1 msm_g2 random selftest; do
+    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
+    pids+=($!)
+  done
+  fail=0
+  for p in "${pids[@]}"; do wait "$p" || fail=1; done
+  (( fail == 0 )) || { echo "build.sh: emulator compilation failed" >&2; exit 1; }
+  "${CXX:-g++}" -shared -o "$out/libc2groth16_emu.so" "$out"/emu_*.o
+  echo "$out/libc2groth16_emu.so"
+  exit 0
+fi
 
 if [[ "${1:-}" == "hostarith" ]]; then
   "${CXX:-g++}" -O2 -std=c++17 -shared -fPIC -o "$out/libc2g_hostarith.so" "$here/test/hostarith.cpp"

@@ -205,16 +205,17 @@ template <class F>
 __global__ void __launch_bounds__(128) k_merge(xyzz_t<F>* partial, const uint32_t* __restrict__ chbucket,
                                                const uint32_t* __restrict__ choff, const uint32_t* __restrict__ maxnc,
                                                uint32_t s, uint32_t M, uint32_t max_chunks) {
-  if (s >= *maxnc) return;
-  uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= max_chunks || c >= choff[M]) return;
-  uint32_t b = chbucket[c];
-  uint32_t k = c - choff[b];
-  uint32_t nc = choff[b + 1] - choff[b];
-  if ((k & (2 * s - 1)) == 0 && k + s < nc) {
-    xyzz_t<F> acc = partial[c];
-    acc.add(partial[c + s]);
-    partial[c] = acc;
+  if (s >= *maxnc) return;  // most rounds: every block leaves at once
+  const uint32_t total = min(max_chunks, choff[M]);
+  for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < total; c += gridDim.x * blockDim.x) {
+    uint32_t b = chbucket[c];
+    uint32_t k = c - choff[b];
+    uint32_t nc = choff[b + 1] - choff[b];
+    if ((k & (2 * s - 1)) == 0 && k + s < nc) {
+      xyzz_t<F> acc = partial[c];
+      acc.add(partial[c + s]);
+      partial[c] = acc;
+    }
   }
 }
 
@@ -391,8 +392,12 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     C2G_LAUNCH(k_accumulate<F>, grid_for(max_chunks, 128), 128, 0, st, bases, vals, s.bstart, s.bend, s.choff, p.M,
                                                                 max_chunks, s.partial, s.chbucket);
     CK_LAUNCH("k_accumulate");
+    // merge rounds: a grid-stride grid of bounded size, so the rounds past
+    // the largest bucket's chunk count cost only a launch each
+    dim3 mg = grid_for(max_chunks, 128);
+    if (mg.x > 132 * 8) mg.x = 132 * 8;
     for (uint32_t m = 1; m < max_per_bucket; m *= 2) {
-      C2G_LAUNCH(k_merge<F>, grid_for(max_chunks, 128), 128, 0, st, s.partial, s.chbucket, s.choff, s.maxnc, m, p.M,
+      C2G_LAUNCH(k_merge<F>, mg, 128, 0, st, s.partial, s.chbucket, s.choff, s.maxnc, m, p.M,
                                                             max_chunks);
       CK_LAUNCH("k_merge");
     }
