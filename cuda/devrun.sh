@@ -16,7 +16,7 @@ cd "$root"
 out="${OUT:-$root/devrun-out}"
 mkdir -p "$out"
 steps="${STEPS:-build test bench}"
-lib="$root/cuda/build/libc2groth16.so"
+lib="${LIB:-$root/cuda/build/libc2groth16.so}"
 status=()
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$out/gpu.txt"
@@ -49,8 +49,9 @@ fi
 
 if [[ " $steps " == *" test "* ]]; then
   t0=$(date +%s)
-  timeout "${TEST_TIMEOUT:-300}" .devbuild/cuda.test -test.v -test.count=1 -test.timeout "${TEST_TIMEOUT:-300}s" \
-    -test.run "${TEST_RUN:-.}" >"$out/test.log" 2>&1
+  # from the package folder, as go test would (tests find cuda/ relative to it)
+  (cd pkg/groth16/cuda && timeout "${TEST_TIMEOUT:-300}" "$root/.devbuild/cuda.test" -test.v -test.count=1 \
+    -test.timeout "${TEST_TIMEOUT:-300}s" -test.run "${TEST_RUN:-.}") >"$out/test.log" 2>&1
   rc=$?
   grep -E "^(--- |=== RUN|FAIL|ok|PASS)" "$out/test.log" | grep -E "^--- (FAIL|SKIP)" | head -40
   status+=("tests: rc=$rc, $(grep -c '^--- PASS' "$out/test.log") top-level+sub passes, $(grep -c -- '--- FAIL' "$out/test.log") failures ($(( $(date +%s) - t0 )) s)")
