@@ -19,8 +19,9 @@ steps="${STEPS:-build test bench}"
 lib="${LIB:-$root/cuda/build/libc2groth16.so}"
 status=()
 
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$out/gpu.txt"
-nvcc --version 2>&1 | tail -2 | tee -a "$out/gpu.txt"
+# (the device tool brings back at most 8 files from $OUT: keep to that)
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv 2>&1
+nvcc --version 2>&1 | tail -1
 
 if [[ " $steps " == *" build "* ]]; then
   t0=$(date +%s)
@@ -77,10 +78,21 @@ if [[ " $steps " == *" variant "* ]]; then
       -ntt "" -partition=false -json "$out/cuda-bench-inline.json" >"$out/bench-inline.log" 2>&1
     status+=("variant (inlined point ops): rc=$? (waited+ran $(( $(date +%s) - t0 )) s)")
     sed -n '/^summary/,$p' "$out/bench-inline.log"
+    # window sweep of the G1 MSM at 2^26 (both builds), to check the cost model
+    for c in ${WINDOW_SWEEP:-18 20 21 22}; do
+      for v in build build-inline; do
+        echo "== window $c, $v" >>"$out/sweep.log"
+        C2G_MSM_WINDOW_BITS=$c timeout 60 .devbuild/c2g-bench -lib "$root/cuda/$v/libc2groth16.so" -g1 26 -g2 "" \
+          -ntt "" -partition=false -reps 2 >"$out/sweep.tmp" 2>&1
+        cat "$out/sweep.tmp" >>"$out/sweep.log"
+        echo "window $c $v: $(grep -E '^msm_g1 ' "$out/sweep.tmp" | tr -s ' ' | cut -d' ' -f3-6 | tr '\n' ' ')"
+      done
+    done
   else
     status+=("variant build failed"); tail -5 "$out/build-inline.log"
   fi
 fi
 
 echo
+rm -f "$out/sweep.tmp"
 printf '%s\n' "${status[@]}"

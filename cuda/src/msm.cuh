@@ -19,6 +19,7 @@
 // Accumulators are XYZZ; every kernel is deterministic in its result.
 #pragma once
 #include <cub/cub.cuh>
+#include <cstdlib>
 
 #include "common.cuh"
 #include "curve.cuh"
@@ -366,6 +367,12 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
 
   // 3. Pippenger on the rest
   uint32_t c = msm_choose_c(n2);
+  // Tuning knob for benchmarks: C2G_MSM_WINDOW_BITS forces the window size
+  // (clamped to what the scratch was laid out for).
+  if (const char* env = getenv("C2G_MSM_WINDOW_BITS")) {
+    int forced = atoi(env);
+    if (forced >= (int)MSM_CMIN) c = (uint32_t)forced;
+  }
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
   if (info) info->window_bits = c;

@@ -132,6 +132,8 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 		return nil, err
 	}
 	desc.residency = res
+	total := int64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1))*g1Size + int64(len(pk.BG2))*g2Size
+	b.progress("cuda load", 0, total)
 	ck, err := b.lib.a.keyCreate(b.cfg.Device, desc)
 	if err != nil {
 		k.pinner.Unpin()
@@ -144,7 +146,14 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 		k.residency = string(ResidencyPinned)
 	}
 	k.ck = ck
+	b.progress("cuda load", total, total)
 	return k, nil
+}
+
+func (b *Backend) progress(stage string, done, total int64) {
+	if b.cfg.Progress != nil {
+		b.cfg.Progress(stage, done, total)
+	}
 }
 
 const (

@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"os"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
 // EnvLibrary names the environment variable that points at libc2groth16.so
@@ -44,6 +46,10 @@ type Config struct {
 	// TaskReserve is device memory left for tasks when MemoryBudget is 0,
 	// in bytes. 0: room for two tasks of the key's shape.
 	TaskReserve int64
+	// Progress, when set, receives the progress of Load (stage "cuda load",
+	// in bytes of parameters) and LoadSynthetic (stage "cuda synthetic
+	// key", in queries).
+	Progress groth16.Progress
 }
 
 func (c Config) withDefaults() Config {

@@ -131,10 +131,16 @@ func TestProveMatchesCPU(t *testing.T) {
 	require.NoError(t, err)
 	for _, res := range []Residency{ResidencyDevice, ResidencyPinned} {
 		t.Run(string(res), func(t *testing.T) {
-			b := newTestBackend(t, res)
+			lib, dev := gpu(t)
+			var last [2]int64
+			b, err := New(Config{LibraryPath: lib.Path(), Device: dev, Residency: res,
+				Progress: func(stage string, done, total int64) { last = [2]int64{done, total} }})
+			require.NoError(t, err)
 			key, err := b.Load(ctx, f.pk)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, key.Close()) }()
+			require.Positive(t, last[1])
+			require.Equal(t, last[1], last[0], "Load reports its end")
 			require.Equal(t, string(res), key.Residency())
 			task, err := key.Prepare(ctx, syn, rnd)
 			require.NoError(t, err)

@@ -37,7 +37,10 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 	// H first; the other G1 queries copy its points where it has enough (a
 	// device copy is far cheaper than generating), else get their own.
 	nH := sh.Domain - 1
+	const stage = "cuda synthetic key"
+	b.progress(stage, 0, 5)
 	g1 := func(n int, s uint64) (*Buffer, error) {
+		defer b.progress(stage, int64(len(k.buffers)), 5)
 		buf, err := b.lib.Alloc(dev, int64(max(n, 1))*g1Size)
 		if err != nil {
 			return nil, err
@@ -77,6 +80,7 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 			return fail(err)
 		}
 	}
+	b.progress(stage, 5, 5)
 	vk := syntheticVK(sh.Inputs, seed)
 	k.vk = vk
 	desc := &keyDesc{domain: int64(sh.Domain), inputs: int64(sh.Inputs), aux: int64(sh.Aux), numA: int64(sh.A),

@@ -113,7 +113,8 @@ func run(args []string, stdout io.Writer) error {
 	if *reps < 1 {
 		return fmt.Errorf("reps must be at least 1")
 	}
-	b, err := cuda.New(cuda.Config{LibraryPath: *lib, Device: *dev, Residency: cuda.ResidencyDevice})
+	b, err := cuda.New(cuda.Config{LibraryPath: *lib, Device: *dev, Residency: cuda.ResidencyDevice,
+		Progress: groth16.ProgressLines(stdout)})
 	if err != nil {
 		return err
 	}
