@@ -8,8 +8,10 @@
 #   .devbuild/libc2groth16.so (optional) a prebuilt library, used only when
 #                             the local build fails
 # Environment: OUT (log folder, default ./devrun-out), STEPS (default
-# "build test bench"), TEST_RUN (go test -run pattern), BENCH_ARGS (extra
-# c2g-bench flags), TEST_TIMEOUT / BENCH_TIMEOUT (seconds).
+# "build test bench"; add "variant" for the inlined-point-ops build and the
+# MSM window sweep), LIB (library to test instead of the one built here),
+# TEST_RUN (go test -run pattern), BENCH_ARGS (extra c2g-bench flags),
+# TEST_TIMEOUT / BENCH_TIMEOUT (seconds), VARIANT_G1, WINDOW_SWEEP.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
