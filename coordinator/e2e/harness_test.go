@@ -225,7 +225,7 @@ func sealedC1(t testing.TB, seed uint64) []byte {
 // private key space on the package's Redis, and the coordinator serving
 // HTTP in this process. Workers are separate processes.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	nats   *queue.Embedded
 	q      *queue.Queue
@@ -236,7 +236,7 @@ type cluster struct {
 	api    *client.Client
 }
 
-func newCluster(t *testing.T, qcfg queue.Config) *cluster {
+func newCluster(t testing.TB, qcfg queue.Config) *cluster {
 	t.Helper()
 	params(t)
 	ns := queuetest.Server(t)
@@ -393,7 +393,7 @@ func (c *cluster) await(job string) *c2clusterv1.JobStatus {
 // requireValidProof checks the job's proof partition by partition with the
 // Groth16 verifier against the public inputs computed from the C1 output,
 // independently of the coordinator's own check.
-func requireValidProof(t *testing.T, doc []byte, j *c2clusterv1.JobStatus) {
+func requireValidProof(t testing.TB, doc []byte, j *c2clusterv1.JobStatus) {
 	t.Helper()
 	require.Equal(t, c2clusterv1.JobState_JOB_STATE_DONE, j.State, "job %s: %s", j.JobId, j.Reason)
 	out, err := c1.ParseBytes(doc)
