@@ -155,7 +155,8 @@ typedef struct c2g_key_desc {
   const c2g_buffer* a_buf;
   const c2g_buffer* b_g1_buf;
   const c2g_buffer* b_g2_buf;
-  int32_t residency; /* C2G_RESIDENCY_*; buffers imply DEVICE */
+  int32_t residency;     /* C2G_RESIDENCY_*; buffers imply DEVICE */
+  uint64_t stream_chunk; /* pinned residency: points per staging chunk (0: 2^22) */
 } c2g_key_desc;
 
 typedef struct c2g_key c2g_key;

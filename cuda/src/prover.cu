@@ -78,6 +78,7 @@ static void validate_desc(int device, const c2g_key_desc& d) {
                             (unsigned long long)d.num_aux));
   if (d.num_b > d.num_inputs + d.num_aux)
     throw_invalid(strprintf("key: b has %llu points, more than inputs + aux", (unsigned long long)d.num_b));
+  if (d.stream_chunk > (1ull << 30)) throw_invalid("key: stream chunk above 2^30 points");
   if (d.residency != C2G_RESIDENCY_DEVICE && d.residency != C2G_RESIDENCY_PINNED)
     throw_invalid(strprintf("key: unknown residency %d", d.residency));
   query_ref q[5];
@@ -125,7 +126,7 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->num_a = d.num_a;
   k->num_b = d.num_b;
   k->residency = d.residency;
-  k->stream_chunk = STREAM_CHUNK;
+  k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
   stream_guard sg;
   k->tables.build(k->log_n, sg.s);
   query_ref q[5];

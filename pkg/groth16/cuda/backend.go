@@ -117,7 +117,8 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 	}
 	k := &key{b: b, pk: pk, vk: &pk.VK, shape: sh}
 	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
-		h: ptrG1(pk.H), l: ptrG1(pk.L), a: ptrG1(pk.A), bg1: ptrG1(pk.BG1), bg2: ptrG2(pk.BG2)}
+		h: ptrG1(pk.H), l: ptrG1(pk.L), a: ptrG1(pk.A), bg1: ptrG1(pk.BG1), bg2: ptrG2(pk.BG2),
+		streamChunk: int64(b.cfg.StreamChunk)}
 	// The C side reads these arrays during the calls (device residency) or
 	// keeps them page-locked for the key's life (pinned): pin them in Go's
 	// heap either way so the descriptor may point at them.

@@ -46,6 +46,9 @@ type Config struct {
 	// TaskReserve is device memory left for tasks when MemoryBudget is 0,
 	// in bytes. 0: room for two tasks of the key's shape.
 	TaskReserve int64
+	// StreamChunk is the number of points per staging chunk when the
+	// parameters are pinned in host memory. 0: 2^22.
+	StreamChunk int
 	// Progress, when set, receives the progress of Load (stage "cuda load",
 	// in bytes of parameters) and LoadSynthetic (stage "cuda synthetic
 	// key", in queries).
@@ -67,6 +70,9 @@ func (c Config) validate() error {
 	}
 	if c.Device < 0 {
 		return fmt.Errorf("cuda: config: device %d is negative", c.Device)
+	}
+	if c.StreamChunk < 0 || c.StreamChunk > 1<<30 {
+		return fmt.Errorf("cuda: config: stream chunk %d outside [0, 2^30]", c.StreamChunk)
 	}
 	if c.MemoryBudget < 0 || c.TaskReserve < 0 {
 		return fmt.Errorf("cuda: config: memory budget and task reserve must not be negative")

@@ -313,6 +313,7 @@ type keyDesc struct {
 	h, l, a, bg1, bg2                unsafe.Pointer
 	hBuf, lBuf, aBuf, bg1Buf, bg2Buf cBuffer
 	residency                        int
+	streamChunk                      int64
 }
 
 func (d *keyDesc) c() C.c2g_key_desc {
@@ -321,7 +322,7 @@ func (d *keyDesc) c() C.c2g_key_desc {
 		num_a: C.uint64_t(d.numA), num_b: C.uint64_t(d.numB),
 		h: d.h, l: d.l, a: d.a, b_g1: d.bg1, b_g2: d.bg2,
 		h_buf: d.hBuf, l_buf: d.lBuf, a_buf: d.aBuf, b_g1_buf: d.bg1Buf, b_g2_buf: d.bg2Buf,
-		residency: C.int32_t(d.residency),
+		residency: C.int32_t(d.residency), stream_chunk: C.uint64_t(d.streamChunk),
 	}
 }
 

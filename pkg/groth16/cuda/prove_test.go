@@ -129,11 +129,17 @@ func TestProveMatchesCPU(t *testing.T) {
 	rnd := fixedRnd(0x1234567, 0x7654321)
 	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
 	require.NoError(t, err)
-	for _, res := range []Residency{ResidencyDevice, ResidencyPinned} {
-		t.Run(string(res), func(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		res   Residency
+		chunk int
+	}{{"device", ResidencyDevice, 0}, {"pinned", ResidencyPinned, 0}, {"pinned-chunks", ResidencyPinned, 1200}} {
+		res := c.res
+		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
 			var last [2]int64
-			b, err := New(Config{LibraryPath: lib.Path(), Device: dev, Residency: res,
+			// pinned-chunks streams the large queries in two chunks
+			b, err := New(Config{LibraryPath: lib.Path(), Device: dev, Residency: res, StreamChunk: c.chunk,
 				Progress: func(stage string, done, total int64) { last = [2]int64{done, total} }})
 			require.NoError(t, err)
 			key, err := b.Load(ctx, f.pk)
