@@ -342,6 +342,7 @@ c2g_status c2g_task_compute(int32_t device, c2g_task* task, c2g_error* err) {
       task_compute(task);
     } catch (...) {
       // leave the stream idle before reporting (kernels may still be queued)
+      task->failed = true;
       cudaStreamSynchronize(task->stream);
       cudaGetLastError();
       throw;

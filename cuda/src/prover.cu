@@ -349,6 +349,7 @@ static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w,
 void task_compute(c2g_task* t) {
   if (!t->uploaded) throw_invalid("compute: task not uploaded");
   if (t->computed) throw_invalid("compute: task already computed");
+  if (t->failed) throw_invalid("compute: an earlier compute of this task failed; its buffers are spent");
   const c2g_key* k = t->key;
   task_layout& L = t->lay;
   cudaStream_t st = t->stream;

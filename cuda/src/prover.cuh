@@ -64,7 +64,7 @@ struct c2g_task {
   void* mem = nullptr;
   c2g::task_layout lay{};
   uint64_t b_inputs = 0;  // popcount of the B input density
-  bool uploaded = false, computed = false;
+  bool uploaded = false, computed = false, failed = false;
   c2g::cancel_flag cancel;
   c2g_results results{};
 };

@@ -291,6 +291,16 @@ func TestProveErrors(t *testing.T) {
 	_, err = task.Finish(ctx)
 	require.Error(t, err)
 	task.Release()
+
+	// a compute that failed on the device cannot be run again
+	task, err = key.Prepare(ctx, &broken, fixedRnd(1, 2))
+	require.NoError(t, err)
+	require.NoError(t, task.Upload(ctx))
+	require.ErrorIs(t, task.Compute(ctx), groth16.ErrUnsatisfied)
+	err = task.Compute(ctx)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "earlier compute")
+	task.Release()
 	require.NoError(t, key.Close())
 }
 
