@@ -301,9 +301,11 @@ func (p *proofRun) acquire(ctx context.Context, l *ctxLock, name string) (func()
 	if err := p.wait(ctx, name, 0, l.lock); err != nil {
 		return nil, err
 	}
+	// The release event comes before the unlock, so an observer always sees
+	// it before the next holder's acquisition.
 	return func() {
-		l.unlock()
 		p.emit(Event{Kind: EventReleased, Lock: name})
+		l.unlock()
 	}, nil
 }
 
@@ -319,9 +321,9 @@ func (p *proofRun) reserve(ctx context.Context, n int64) (func(), error) {
 	}
 	d.setReserved(d.reserved.Add(n))
 	return func() {
-		d.vram.Release(n)
-		d.setReserved(d.reserved.Add(-n))
 		p.emit(Event{Kind: EventReleased, Lock: LockVRAM, Bytes: n})
+		d.setReserved(d.reserved.Add(-n))
+		d.vram.Release(n)
 	}, nil
 }
 

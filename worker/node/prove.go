@@ -27,6 +27,18 @@ import (
 // counted as failure reason "verify".
 var ErrProofInvalid = errors.New("node: partition proof does not verify")
 
+// PanicError is a panic recovered in a slot: the partition fails like a
+// transient error (it is retried) and the error names where it happened.
+type PanicError struct {
+	Slot     string
+	Location string // file:line of the panicking frame
+	Value    any
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("worker: panic in slot %s at %s: %v", e.Slot, e.Location, e.Value)
+}
+
 // errJobClosed ends a partition early: the job was cancelled, failed or
 // finished meanwhile. The task is acked and dropped.
 var errJobClosed = errors.New("job closed")
@@ -51,7 +63,7 @@ func (n *Node) handler(sr *slotRunner) queue.Handler {
 			telemetry.LogAttempt(d.Attempt), slog.String("slot", sr.name))
 		defer func() {
 			if r := recover(); r != nil {
-				err = fmt.Errorf("worker: panic in slot %s at %s: %v", sr.name, panicLocation(), r)
+				err = &PanicError{Slot: sr.name, Location: panicLocation(), Value: r}
 			}
 			n.setCurrent(sr.name, "")
 			n.cfg.Metrics.PartitionsInFlight.Dec()
@@ -85,7 +97,7 @@ func (n *Node) recordFailure(ctx context.Context, log *slog.Logger, d *queue.Del
 		code = "bad_input"
 	case errors.Is(err, ErrProofInvalid):
 		code = "verify"
-	case strings.Contains(err.Error(), "worker: panic"):
+	case errors.As(err, new(*PanicError)):
 		code = "panic"
 	}
 	n.cfg.Metrics.FailuresTotal.WithLabelValues("partition", code).Inc()
