@@ -290,7 +290,7 @@ func (c *cluster) startWorker(id, hook string, extra ...string) *workerProc {
 	c.t.Helper()
 	args := []string{
 		"-id", id, "-nats", c.nats.URL(), "-redis", redisSrv.Addr, "-redis-prefix", c.prefix,
-		"-shapes", testShape, "-params-dir", paramsDir, "-trusted-params", "true", "-backend", "cpu",
+		"-shapes", testShape, "-params-dir", paramsDir, "-trusted-params", "-backend", "cpu",
 		"-gpu-workers-per-device", "1", "-metrics-listen", "off", "-heartbeat-interval", "200ms",
 		"-retry-delay", "100ms", "-ack-wait", c.qcfg.AckWait.String(), "-max-deliver", strconv.Itoa(c.qcfg.MaxDeliver),
 		"-log-level", "info",

@@ -71,6 +71,8 @@ type setting struct {
 	flag, env, help string
 	set             func(string) error
 	get             func() string
+	// isBool settings may be given as a bare flag (-trusted-params).
+	isBool bool
 }
 
 func (f *File) settings() []setting {
@@ -174,7 +176,10 @@ func (f *File) settings() []setting {
 	}
 	var out []setting
 	add := func(flag, env, help string, set func(string) error, get func() string) {
-		out = append(out, setting{flag, env, help, set, get})
+		out = append(out, setting{flag: flag, env: env, help: help, set: set, get: get})
+	}
+	addBool := func(flag, env, help string, set func(string) error, get func() string) {
+		out = append(out, setting{flag: flag, env: env, help: help, set: set, get: get, isBool: true})
 	}
 	s, g := str(&f.NATS)
 	add("nats", "C2_NATS_URL", "NATS server URL (default "+NATSDefault+")", s, g)
@@ -184,7 +189,7 @@ func (f *File) settings() []setting {
 	add("redis-prefix", "C2_REDIS_PREFIX", "prefix of every Redis key; must match the coordinator's (default "+jobstore.PrefixDefault+")", s, g)
 	s, g = str(&f.OTLP)
 	add("otlp", "C2_OTLP_ENDPOINT", "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export", s, g)
-	add("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)", insecureSet, insecureGet)
+	addBool("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)", insecureSet, insecureGet)
 	s, g = str(&f.MetricsListen)
 	add("metrics-listen", "C2_METRICS_LISTEN", "address of /metrics and /healthz; 'off' disables (default "+MetricsListenDefault+")", s, g)
 	s, g = str(&f.LogLevel)
@@ -203,7 +208,7 @@ func (f *File) settings() []setting {
 	s, g = str(&f.ParamsDir)
 	add("params-dir", "C2_PARAMS_DIR", "folder of <shape>.params (and .vk); required", s, g)
 	s, g = boolean(&f.TrustedParams)
-	add("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load", s, g)
+	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load", s, g)
 	s, g = str(&f.Backend)
 	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", s, g)
 	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices, devicesGet)
@@ -249,7 +254,12 @@ func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet
 		v := new(string)
 		flagVals[s.flag] = v
 		byFlag[s.flag] = s
-		fs.StringVar(v, s.flag, "", fmt.Sprintf("%s ($%s)", s.help, s.env))
+		usage := fmt.Sprintf("%s ($%s)", s.help, s.env)
+		if s.isBool {
+			fs.Var(boolString{v}, s.flag, usage)
+		} else {
+			fs.StringVar(v, s.flag, "", usage)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -290,6 +300,19 @@ func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet
 	f.fillDefaults()
 	return f, nil
 }
+
+// boolString is a flag that may be given bare (-x means -x=true) and keeps
+// its text for the setting's own parser.
+type boolString struct{ v *string }
+
+func (b boolString) String() string {
+	if b.v == nil {
+		return ""
+	}
+	return *b.v
+}
+func (b boolString) Set(s string) error { *b.v = s; return nil }
+func (b boolString) IsBoolFlag() bool   { return true }
 
 // MaxConfigBytes bounds a configuration file.
 const MaxConfigBytes = 1 << 20

@@ -49,13 +49,15 @@ ack_wait: 2m
 
 	// The environment overrides the file; flags override both.
 	env := map[string]string{"C2_REDIS_ADDR": "env:6379", "C2_INTERLOCK": "exclusive", "C2_DEVICES": "2", "C2_WORKER_CONFIG": path}
-	f, err = load(t, []string{"-interlock", "none", "-shapes", "2KiB"}, env)
+	f, err = load(t, []string{"-interlock", "none", "-shapes", "2KiB", "-trusted-params", "-otlp-insecure=false"}, env)
 	require.NoError(t, err)
 	require.Equal(t, "nats://file:4222", f.NATS, "file via $C2_WORKER_CONFIG")
 	require.Equal(t, "env:6379", f.Redis)
 	require.Equal(t, []int{2}, f.Devices)
 	require.Equal(t, "none", f.Interlock)
 	require.Equal(t, []string{"2KiB"}, f.Shapes)
+	require.True(t, f.TrustedParams, "a bare boolean flag means true")
+	require.False(t, *f.OTLPInsecure)
 }
 
 func TestLoadErrorsNameTheSetting(t *testing.T) {

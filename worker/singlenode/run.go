@@ -383,7 +383,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	if cfg.Keep {
 		r.step("serving until interrupted: coordinator %s, NATS %s, Redis %s (prefix %s), params %s", api, emb.URL(), rd.Addr, RedisPrefix, paramsDir)
-		r.step("  more workers: go run ./worker -nats %s -redis %s -redis-prefix %s -shapes %s -params-dir %s", emb.URL(), rd.Addr, RedisPrefix, cfg.Shape, paramsDir)
+		r.step("  more workers: go run ./worker -nats %s -redis %s -redis-prefix %s -shapes %s -params-dir %s -trusted-params", emb.URL(), rd.Addr, RedisPrefix, cfg.Shape, paramsDir)
 		r.step("  more proofs:  go run ./coordinator prove -addr %s -c1 %s", api, c1Path)
 		<-ctx.Done()
 	}
