@@ -7,6 +7,7 @@
 //	coordinator status [JOB]              a job's status, the workers and the queue
 //	coordinator cancel JOB [-reason R]    cancel a job
 //	coordinator list   [-state S]         recent jobs
+//	coordinator seal   -shape S [-sparse]  seal a test sector, or write a sparse benchmark C1, as C1 JSON
 //	coordinator run    [flags]            single node: everything in one process, proves a test sector (README's `make run`)
 //
 // Run `coordinator help` or `coordinator CMD -h` for the flags. Every flag
@@ -42,6 +43,7 @@ var commands = map[string]command{
 	"status": {"show a job, the workers and the queue depth", runStatus},
 	"cancel": {"cancel a job", runCancel},
 	"list":   {"list recent jobs", runList},
+	"seal":   {"seal a sector (or -sparse: a benchmark input of any shape) and write its C1 JSON", runSeal},
 	"run":    {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
 }
 
