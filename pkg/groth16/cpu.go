@@ -395,37 +395,44 @@ func (t *cpuTask) Finish(ctx context.Context) (*Proof, error) {
 		return nil, err
 	}
 	start := time.Now()
-	vk := &t.key.pk.VK
+	p := AssembleProof(&t.key.pk.VK, &t.sumH, &t.sumL, &t.sumA, &t.sumB1, &t.sumB2, t.rnd)
+	t.timings.Finish = time.Since(start)
+	return p, nil
+}
+
+// AssembleProof is the host epilogue every backend shares: from the MSM sums
+// it computes A = α + ΣA + rδ, B = β + ΣB_G2 + sδ and
+// C = ΣH + ΣL + s·A + r·(β + ΣB_G1 + sδ) − rs·δ.
+func AssembleProof(vk *VerifyingKey, sumH, sumL, sumA, sumB1 *curve.G1Jac, sumB2 *curve.G2Jac, rnd Randomness) *Proof {
 	var r, s, rs big.Int
-	t.rnd.R.BigInt(&r)
-	t.rnd.S.BigInt(&s)
+	rnd.R.BigInt(&r)
+	rnd.S.BigInt(&s)
 	var rsE fr.Element
-	rsE.Mul(&t.rnd.R, &t.rnd.S)
+	rsE.Mul(&rnd.R, &rnd.S)
 	rsE.BigInt(&rs)
 
-	var a, b1, c, tmp curve.G1Jac
 	var delta1 curve.G1Jac
 	delta1.FromAffine(&vk.DeltaG1)
-
-	a.Set(&t.sumA)
+	var a, b1, c, tmp curve.G1Jac
+	a.Set(sumA)
 	a.AddMixed(&vk.AlphaG1)
 	tmp.ScalarMultiplication(&delta1, &r)
 	a.AddAssign(&tmp)
 
-	b1.Set(&t.sumB1)
+	b1.Set(sumB1)
 	b1.AddMixed(&vk.BetaG1)
 	tmp.ScalarMultiplication(&delta1, &s)
 	b1.AddAssign(&tmp)
 
-	var b2, tmp2, delta2 curve.G2Jac
+	var delta2, b2, tmp2 curve.G2Jac
 	delta2.FromAffine(&vk.DeltaG2)
-	b2.Set(&t.sumB2)
+	b2.Set(sumB2)
 	b2.AddMixed(&vk.BetaG2)
 	tmp2.ScalarMultiplication(&delta2, &s)
 	b2.AddAssign(&tmp2)
 
-	c.Set(&t.sumH)
-	c.AddAssign(&t.sumL)
+	c.Set(sumH)
+	c.AddAssign(sumL)
 	tmp.ScalarMultiplication(&a, &s)
 	c.AddAssign(&tmp)
 	tmp.ScalarMultiplication(&b1, &r)
@@ -437,8 +444,7 @@ func (t *cpuTask) Finish(ctx context.Context) (*Proof, error) {
 	p.A.FromJacobian(&a)
 	p.B.FromJacobian(&b2)
 	p.C.FromJacobian(&c)
-	t.timings.Finish = time.Since(start)
-	return p, nil
+	return p
 }
 
 // NewRandomness draws the blinding pair (r, s) from crypto/rand.

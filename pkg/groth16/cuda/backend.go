@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/big"
 	"runtime"
 	"sync"
 	"time"
@@ -459,7 +458,7 @@ func (t *task) Finish(ctx context.Context) (*groth16.Proof, error) {
 	a := g1FromXYZZ(t.res.a[:])
 	b1 := g1FromXYZZ(t.res.bg1[:])
 	b2 := g2FromXYZZ(t.res.bg2[:])
-	p := assemble(t.k.vk, &h, &l, &a, &b1, &b2, t.rnd)
+	p := groth16.AssembleProof(t.k.vk, &h, &l, &a, &b1, &b2, t.rnd)
 	t.timings.Finish = time.Since(start)
 	return p, nil
 }
@@ -480,50 +479,3 @@ func (t *task) Release() {
 	t.k.mu.Unlock()
 }
 
-// assemble computes A = α + ΣA + rδ, B = β + ΣB_G2 + sδ and
-// C = ΣH + ΣL + s·A + r·(β + ΣB_G1 + sδ) − rs·δ, the same group elements as
-// the CPU backend.
-func assemble(vk *groth16.VerifyingKey, sumH, sumL, sumA, sumB1 *curve.G1Jac, sumB2 *curve.G2Jac,
-	rnd groth16.Randomness) *groth16.Proof {
-	var r, s, rs big.Int
-	rnd.R.BigInt(&r)
-	rnd.S.BigInt(&s)
-	var rsE fr.Element
-	rsE.Mul(&rnd.R, &rnd.S)
-	rsE.BigInt(&rs)
-
-	var delta1 curve.G1Jac
-	delta1.FromAffine(&vk.DeltaG1)
-	var a, b1, c, tmp curve.G1Jac
-	a.Set(sumA)
-	a.AddMixed(&vk.AlphaG1)
-	tmp.ScalarMultiplication(&delta1, &r)
-	a.AddAssign(&tmp)
-
-	b1.Set(sumB1)
-	b1.AddMixed(&vk.BetaG1)
-	tmp.ScalarMultiplication(&delta1, &s)
-	b1.AddAssign(&tmp)
-
-	var delta2, b2, tmp2 curve.G2Jac
-	delta2.FromAffine(&vk.DeltaG2)
-	b2.Set(sumB2)
-	b2.AddMixed(&vk.BetaG2)
-	tmp2.ScalarMultiplication(&delta2, &s)
-	b2.AddAssign(&tmp2)
-
-	c.Set(sumH)
-	c.AddAssign(sumL)
-	tmp.ScalarMultiplication(&a, &s)
-	c.AddAssign(&tmp)
-	tmp.ScalarMultiplication(&b1, &r)
-	c.AddAssign(&tmp)
-	tmp.ScalarMultiplication(&delta1, &rs)
-	c.SubAssign(&tmp)
-
-	p := &groth16.Proof{}
-	p.A.FromJacobian(&a)
-	p.B.FromJacobian(&b2)
-	p.C.FromJacobian(&c)
-	return p
-}
