@@ -33,7 +33,10 @@
 #define __constant__
 #define __shared__ static thread_local
 #define __forceinline__ inline
-#define __noinline__ __attribute__((noinline))
+// Empty, not __attribute__((noinline)): libstdc++ 13 spells its own
+// attribute __attribute__((__noinline__)), which that definition would break
+// (seen with the device machine's g++); inlining is irrelevant here.
+#define __noinline__
 #define __launch_bounds__(...)
 
 // ---- types ---------------------------------------------------------------------
