@@ -204,8 +204,8 @@ func params(t testing.TB) *groth16.ProvingKey {
 			return
 		}
 		provingKey, paramsErr = circuit.Setup(context.Background(), shape, circuit.SetupConfig{
-			ParamsPath: node.ParamsPath(paramsDir, testShape),
-			VKPath:     node.VKPath(paramsDir, testShape),
+			ParamsPath: circuit.ParamsPath(paramsDir, testShape),
+			VKPath:     circuit.VKPath(paramsDir, testShape),
 			Seed:       []byte("e2e tests"),
 		})
 	})

@@ -83,8 +83,8 @@ func params(t testing.TB) *groth16.ProvingKey {
 			return
 		}
 		provingKey, paramsErr = circuit.Setup(context.Background(), shape, circuit.SetupConfig{
-			ParamsPath: server.ParamsPath(paramsDir, testShape),
-			VKPath:     server.VKPath(paramsDir, testShape),
+			ParamsPath: circuit.ParamsPath(paramsDir, testShape),
+			VKPath:     circuit.VKPath(paramsDir, testShape),
 			Seed:       []byte("coordinator tests"),
 		})
 	})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -57,12 +56,6 @@ type PoRep struct {
 	mu  sync.Mutex
 	vks map[string]*groth16.PreparedVerifyingKey
 }
-
-// VKPath is where PoRep looks for a shape's verifying key.
-func VKPath(dir, shape string) string { return filepath.Join(dir, shape+".vk") }
-
-// ParamsPath is where a shape's proving parameters live (for workers).
-func ParamsPath(dir, shape string) string { return filepath.Join(dir, shape+".params") }
 
 func (p *PoRep) parse(data []byte) (*c1.Output, error) {
 	limit := p.MaxC1Bytes
@@ -141,7 +134,7 @@ func (p *PoRep) vk(shape string) (*groth16.PreparedVerifyingKey, error) {
 	if v, ok := p.vks[shape]; ok {
 		return v, nil
 	}
-	path := VKPath(p.ParamsDir, shape)
+	path := circuit.VKPath(p.ParamsDir, shape)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: no verifying key: %w", ErrUnsupportedShape, shape, err)

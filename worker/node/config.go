@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -219,10 +218,3 @@ func (c Config) validate() error {
 	}
 	return nil
 }
-
-// ParamsPath is where a worker reads a shape's proving parameters (the
-// coordinator reads <dir>/<shape>.vk beside it).
-func ParamsPath(dir, shape string) string { return filepath.Join(dir, shape+".params") }
-
-// VKPath is the verifying key beside a shape's parameters.
-func VKPath(dir, shape string) string { return filepath.Join(dir, shape+".vk") }

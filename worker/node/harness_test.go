@@ -81,8 +81,8 @@ func params(t testing.TB) *groth16.ProvingKey {
 			return
 		}
 		provingKey, paramsErr = circuit.Setup(context.Background(), shape, circuit.SetupConfig{
-			ParamsPath: node.ParamsPath(paramsDir, testShape),
-			VKPath:     node.VKPath(paramsDir, testShape),
+			ParamsPath: circuit.ParamsPath(paramsDir, testShape),
+			VKPath:     circuit.VKPath(paramsDir, testShape),
 			Seed:       []byte("worker node tests"),
 		})
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 	"github.com/c2cluster/c2cluster/worker/interlock"
@@ -59,7 +60,7 @@ func TestConfigValidationNamesTheField(t *testing.T) {
 func TestBadParametersFailAtStart(t *testing.T) {
 	c := newCluster(t, queue.Config{})
 	pk := params(t)
-	good, err := os.ReadFile(node.ParamsPath(paramsDir, testShape))
+	good, err := os.ReadFile(circuit.ParamsPath(paramsDir, testShape))
 	require.NoError(t, err)
 
 	try := func(setup func(dir string)) error {
@@ -77,7 +78,7 @@ func TestBadParametersFailAtStart(t *testing.T) {
 	require.ErrorContains(t, err, "no such file")
 
 	err = try(func(dir string) {
-		require.NoError(t, os.WriteFile(node.ParamsPath(dir, testShape), good[:len(good)/2], 0o600))
+		require.NoError(t, os.WriteFile(circuit.ParamsPath(dir, testShape), good[:len(good)/2], 0o600))
 	})
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorContains(t, err, testShape+".params")
@@ -86,18 +87,18 @@ func TestBadParametersFailAtStart(t *testing.T) {
 	err = try(func(dir string) {
 		short := *pk
 		short.L = pk.L[:len(pk.L)-1]
-		require.NoError(t, groth16.WriteParamsFile(node.ParamsPath(dir, testShape), &short))
+		require.NoError(t, groth16.WriteParamsFile(circuit.ParamsPath(dir, testShape), &short))
 	})
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorContains(t, err, "section l (aux variables)")
 
 	// A .vk beside the .params that does not match it.
 	err = try(func(dir string) {
-		require.NoError(t, os.WriteFile(node.ParamsPath(dir, testShape), good, 0o600))
+		require.NoError(t, os.WriteFile(circuit.ParamsPath(dir, testShape), good, 0o600))
 		vk := pk.VK
 		_, _, g1, _ := curve.Generators()
 		vk.AlphaG1 = g1
-		require.NoError(t, groth16.WriteVerifyingKeyFile(node.VKPath(dir, testShape), &vk))
+		require.NoError(t, groth16.WriteVerifyingKeyFile(circuit.VKPath(dir, testShape), &vk))
 	})
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorContains(t, err, "alpha_g1 differs")

@@ -43,7 +43,7 @@ func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, erro
 	log.Info("worker: circuit compiled", "shape", name, "constraints", compiled.Circuit().NumConstraints(),
 		"took", time.Since(start).Round(time.Millisecond))
 
-	path := ParamsPath(cfg.ParamsDir, name)
+	path := circuit.ParamsPath(cfg.ParamsDir, name)
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s: %v (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
@@ -65,7 +65,7 @@ func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, erro
 	if err := checkFits(pk, compiled.Circuit()); err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v (parameters of another shape or circuit version?)", ErrParams, name, path, err)
 	}
-	vkPath := VKPath(cfg.ParamsDir, name)
+	vkPath := circuit.VKPath(cfg.ParamsDir, name)
 	if _, err := os.Stat(vkPath); err == nil {
 		vk, err := groth16.ReadVerifyingKeyFile(vkPath)
 		if err != nil {

@@ -438,7 +438,7 @@ func (r *runner) ensureJaeger(ctx context.Context, progress io.Writer) (*Jaeger,
 }
 
 func (r *runner) ensureParams(ctx context.Context, dir string, progress io.Writer) error {
-	pp, vp := node.ParamsPath(dir, r.cfg.Shape), node.VKPath(dir, r.cfg.Shape)
+	pp, vp := circuit.ParamsPath(dir, r.cfg.Shape), circuit.VKPath(dir, r.cfg.Shape)
 	_, e1 := os.Stat(pp)
 	_, e2 := os.Stat(vp)
 	if e1 == nil && e2 == nil {
@@ -483,7 +483,7 @@ func (r *runner) seal(ctx context.Context, progress io.Writer) ([]byte, string, 
 // verifyLocally checks a job's proof partition by partition against the
 // shape's .vk and the public inputs computed from the C1 output.
 func verifyLocally(paramsDir, shape string, doc, proof []byte) error {
-	vk, err := groth16.ReadVerifyingKeyFile(node.VKPath(paramsDir, shape))
+	vk, err := groth16.ReadVerifyingKeyFile(circuit.VKPath(paramsDir, shape))
 	if err != nil {
 		return err
 	}

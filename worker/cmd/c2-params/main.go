@@ -27,7 +27,6 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
-	"github.com/c2cluster/c2cluster/worker/node"
 )
 
 func main() {
@@ -66,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if !s.Test && !*official {
 			return fmt.Errorf("%s is an official shape: use Filecoin's parameter files (or -allow-official for local benchmarks)", name)
 		}
-		pp, vp := node.ParamsPath(*dir, name), node.VKPath(*dir, name)
+		pp, vp := circuit.ParamsPath(*dir, name), circuit.VKPath(*dir, name)
 		if exists(pp) && exists(vp) {
 			fmt.Fprintf(stdout, "%s: parameters present in %s\n", name, *dir)
 			continue
