@@ -478,4 +478,3 @@ func (t *task) Release() {
 	t.k.open--
 	t.k.mu.Unlock()
 }
-
