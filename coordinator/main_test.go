@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore/jobstoretest"
 	"github.com/c2cluster/c2cluster/pkg/queue/queuetest"
@@ -22,24 +20,8 @@ import (
 
 var redisSrv *jobstoretest.Redis
 
-type mainRunner struct {
-	m     *testing.M
-	after func()
-}
-
-func (r mainRunner) Run() int {
-	code := r.m.Run()
-	r.after()
-	return code
-}
-
 func TestMain(m *testing.M) {
-	var err error
-	if redisSrv, err = jobstoretest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(mainRunner{m, redisSrv.Stop}, queuetest.LeakOptions()...)
+	jobstoretest.Main(m, func(r *jobstoretest.Redis) (func(), error) { redisSrv = r; return nil, nil }, queuetest.LeakOptions()...)
 }
 
 func TestUsageAndUnknownCommand(t *testing.T) {

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +24,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
-	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
+	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/queue/queuetest"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -38,67 +37,28 @@ const testShape = "test-mini"
 var (
 	redisSrv  *jobstoretest.Redis
 	paramsDir string
-
-	paramsOnce sync.Once
-	paramsErr  error
-	provingKey *groth16.ProvingKey
 )
 
-type mainRunner struct {
-	m     *testing.M
-	after func()
-}
-
-func (r mainRunner) Run() int {
-	code := r.m.Run()
-	r.after()
-	return code
-}
-
 func TestMain(m *testing.M) {
-	var err error
-	if redisSrv, err = jobstoretest.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if paramsDir, err = os.MkdirTemp("", "c2-params-"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(mainRunner{m, func() {
-		redisSrv.Stop()
-		os.RemoveAll(paramsDir)
-	}}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
+	jobstoretest.Main(m, func(r *jobstoretest.Redis) (func(), error) {
+		redisSrv = r
+		var err error
+		paramsDir, err = os.MkdirTemp("", "c2-params-")
+		return func() { os.RemoveAll(paramsDir) }, err
+	}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
 }
 
-// params runs the real Groth16 setup of the test shape once per package
-// (deterministic seed: test parameters only) and writes <shape>.params and
-// <shape>.vk where the coordinator looks for them.
+// params runs the real, seeded Groth16 setup of the test shape once per
+// package into paramsDir, where the workers and the coordinator read it.
 func params(t testing.TB) *groth16.ProvingKey {
 	t.Helper()
-	paramsOnce.Do(func() {
-		shape, err := porep.ShapeByName(testShape)
-		if err != nil {
-			paramsErr = err
-			return
-		}
-		provingKey, paramsErr = circuit.Setup(context.Background(), shape, circuit.SetupConfig{
-			ParamsPath: circuit.ParamsPath(paramsDir, testShape),
-			VKPath:     circuit.VKPath(paramsDir, testShape),
-			Seed:       []byte("coordinator tests"),
-		})
-	})
-	require.NoError(t, paramsErr)
-	return provingKey
+	return poreptest.Params(t, paramsDir, testShape, "coordinator tests")
 }
 
 // sealedC1 seals a random sector of the test shape and returns its C1 JSON.
 func sealedC1(t testing.TB, seed uint64) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: testShape, Seed: seed}, &buf)
-	require.NoError(t, err)
-	return buf.Bytes()
+	return poreptest.SealedC1(t, testShape, seed)
 }
 
 // cluster is the shared infrastructure of one test: a real embedded NATS

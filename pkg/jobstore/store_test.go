@@ -3,13 +3,11 @@ package jobstore_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/jobstore/jobstoretest"
@@ -17,25 +15,8 @@ import (
 
 var redisSrv *jobstoretest.Redis
 
-type mainRunner struct {
-	m     *testing.M
-	after func()
-}
-
-func (r mainRunner) Run() int {
-	code := r.m.Run()
-	r.after()
-	return code
-}
-
 func TestMain(m *testing.M) {
-	var err error
-	redisSrv, err = jobstoretest.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	goleak.VerifyTestMain(mainRunner{m, redisSrv.Stop})
+	jobstoretest.Main(m, func(r *jobstoretest.Redis) (func(), error) { redisSrv = r; return nil, nil })
 }
 
 func setup(t *testing.T) (*jobstore.Store, context.Context) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 )
 
 // Redis is a running redis-server child process.
@@ -114,4 +115,40 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Main is the TestMain of a package whose tests need Redis: it starts a
+// private server, hands it to ready (which may prepare more, returning a
+// cleanup or an error), runs the tests under goleak's leak check with opts,
+// then cleans up, stops the server and exits with the tests' code.
+func Main(m *testing.M, ready func(*Redis) (cleanup func(), err error), opts ...goleak.Option) {
+	srv, err := Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cleanup, err := ready(srv)
+	if err != nil {
+		srv.Stop()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(runner{m, func() {
+		if cleanup != nil {
+			cleanup()
+		}
+		srv.Stop()
+	}}, opts...)
+}
+
+// runner runs the tests, then after, before goleak looks for leaks.
+type runner struct {
+	m     *testing.M
+	after func()
+}
+
+func (r runner) Run() int {
+	code := r.m.Run()
+	r.after()
+	return code
 }

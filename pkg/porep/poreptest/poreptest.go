@@ -1,0 +1,71 @@
+// Package poreptest holds fixtures for tests of code that proves PoRep
+// partitions end to end (coordinator, worker): the real, seeded Groth16
+// setup of a test shape written where the cluster looks for parameters, and
+// C1 outputs of really sealed test sectors. Nothing is faked; the seeds make
+// the parameters test-only (whoever knows a seed can forge proofs).
+package poreptest
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
+)
+
+type paramsKey struct{ dir, shape string }
+
+type paramsEntry struct {
+	once sync.Once
+	pk   *groth16.ProvingKey
+	err  error
+}
+
+var (
+	paramsMu sync.Mutex
+	params   = map[paramsKey]*paramsEntry{}
+)
+
+// Params runs the real Groth16 setup of shape once per process and folder,
+// seeded with seed, and writes circuit.ParamsPath(dir, shape) and
+// circuit.VKPath(dir, shape) where workers and the coordinator read them.
+func Params(t testing.TB, dir, shape, seed string) *groth16.ProvingKey {
+	t.Helper()
+	paramsMu.Lock()
+	e, ok := params[paramsKey{dir, shape}]
+	if !ok {
+		e = &paramsEntry{}
+		params[paramsKey{dir, shape}] = e
+	}
+	paramsMu.Unlock()
+	e.once.Do(func() {
+		s, err := porep.ShapeByName(shape)
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.pk, e.err = circuit.Setup(context.Background(), s, circuit.SetupConfig{
+			ParamsPath: circuit.ParamsPath(dir, shape),
+			VKPath:     circuit.VKPath(dir, shape),
+			Seed:       []byte(seed),
+		})
+	})
+	require.NoError(t, e.err)
+	return e.pk
+}
+
+// SealedC1 seals a random sector of shape (deterministic from seed) and
+// returns its C1 output JSON.
+func SealedC1(t testing.TB, shape string, seed uint64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: shape, Seed: seed}, &buf)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
