@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/extra/redisotel/v9"
-	"github.com/redis/go-redis/v9"
-
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -119,18 +116,11 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.redisAddr})
-	defer rdb.Close()
-	if err := redisotel.InstrumentTracing(rdb); err != nil {
-		return fmt.Errorf("redis tracing: %w", err)
-	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis %s: %w", cfg.redisAddr, err)
-	}
-	store, err := jobstore.New(rdb, jobstore.Config{Prefix: cfg.redisPrefix})
+	store, err := jobstore.Dial(ctx, cfg.redisAddr, jobstore.Config{Prefix: cfg.redisPrefix})
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 	if st, err := os.Stat(cfg.paramsDir); err != nil || !st.IsDir() {
 		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
 	}

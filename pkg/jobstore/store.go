@@ -46,6 +46,8 @@ type Config struct {
 type Store struct {
 	rdb redis.UniversalClient
 	cfg Config
+	// closer is the client Dial opened (nil for New: the caller owns it).
+	closer interface{ Close() error }
 }
 
 // New returns a store on rdb (which stays owned by the caller).

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	gnarklogger "github.com/consensys/gnark/logger"
-	"github.com/redis/go-redis/extra/redisotel/v9"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -114,18 +112,11 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Redis})
-	defer rdb.Close()
-	if err := redisotel.InstrumentTracing(rdb); err != nil {
-		return fmt.Errorf("redis tracing: %w", err)
-	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis %s: %w", cfg.Redis, err)
-	}
-	store, err := jobstore.New(rdb, jobstore.Config{Prefix: cfg.RedisPrefix})
+	store, err := jobstore.Dial(ctx, cfg.Redis, jobstore.Config{Prefix: cfg.RedisPrefix})
 	if err != nil {
 		return err
 	}
+	defer store.Close()
 
 	metrics := telemetry.NewMetrics()
 	ncfg := cfg.Config
@@ -144,7 +135,7 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", metrics.Handler())
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-			if err := rdb.Ping(r.Context()).Err(); err != nil {
+			if err := store.Client().Ping(r.Context()).Err(); err != nil {
 				http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
 				return
 			}
