@@ -14,6 +14,8 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
 // benchChain returns the chain length whose circuit has constraints +
@@ -44,7 +46,7 @@ func getBenchCase(b *testing.B, logN int) *benchCase {
 		return c
 	}
 	n := benchChain(logN)
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &chainCircuit{N: n})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: n})
 	require.NoError(b, err)
 	circuit, err := NewCircuit(ccs)
 	require.NoError(b, err)
@@ -134,7 +136,7 @@ func BenchmarkProve(b *testing.B) {
 func BenchmarkSetup(b *testing.B) {
 	for _, logN := range []int{16, 18} {
 		b.Run(fmt.Sprintf("2^%d", logN), func(b *testing.B) {
-			ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &chainCircuit{N: benchChain(logN)})
+			ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: benchChain(logN)})
 			require.NoError(b, err)
 			circuit, err := NewCircuit(ccs)
 			require.NoError(b, err)

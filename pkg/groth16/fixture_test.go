@@ -12,49 +12,13 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
-
-// chainCircuit is a square-and-add chain seeded by the bits of a secret: a
-// few thousand constraints with random-looking wires (the chain), boolean
-// wires (the bits) and public inputs in A, B and C.
-type chainCircuit struct {
-	X frontend.Variable `gnark:",public"`
-	Y frontend.Variable `gnark:",public"`
-	Q frontend.Variable `gnark:",public"`
-	W frontend.Variable
-	N int `gnark:"-"`
-}
-
-func (c *chainCircuit) Define(api frontend.API) error {
-	bits := api.ToBinary(c.W, 64)
-	s := api.FromBinary(bits...)
-	x := c.X
-	for i := 0; i < c.N; i++ {
-		x = api.Add(api.Mul(x, x), s, i)
-	}
-	api.AssertIsEqual(x, c.Y)
-	// Q enters B (through the multiplication) and a secret product.
-	api.AssertIsEqual(api.Mul(c.Q, c.W), api.Mul(c.W, c.Q))
-	return nil
-}
-
-// chainAssignment computes a satisfying assignment in plain field
-// arithmetic.
-func chainAssignment(n int, x, w, q uint64) *chainCircuit {
-	var fx, fs fr.Element
-	fx.SetUint64(x)
-	fs.SetUint64(w)
-	for i := 0; i < n; i++ {
-		var iv fr.Element
-		iv.SetUint64(uint64(i))
-		fx.Square(&fx).Add(&fx, &fs).Add(&fx, &iv)
-	}
-	return &chainCircuit{X: x, Y: fx.String(), Q: q, W: w}
-}
 
 func compileChain(tb testing.TB, n int) *Circuit {
 	tb.Helper()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &chainCircuit{N: n})
+	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: n})
 	require.NoError(tb, err)
 	c, err := NewCircuit(ccs)
 	require.NoError(tb, err)
@@ -63,7 +27,7 @@ func compileChain(tb testing.TB, n int) *Circuit {
 
 func chainWitness(tb testing.TB, n int, x, w, q uint64) (full, public witness.Witness) {
 	tb.Helper()
-	full, err := frontend.NewWitness(chainAssignment(n, x, w, q), ecc.BLS12_381.ScalarField())
+	full, err := frontend.NewWitness(groth16test.ChainAssignment(n, x, w, q), ecc.BLS12_381.ScalarField())
 	require.NoError(tb, err)
 	public, err = full.Public()
 	require.NoError(tb, err)

@@ -15,6 +15,8 @@ import (
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
 func TestRoundTripAndGnarkOracle(t *testing.T) {
@@ -306,7 +308,7 @@ func TestProverRejectsBadInput(t *testing.T) {
 
 	// The solver refuses a wrong witness.
 	full, _ := chainWitness(t, f.n, 3, 5, 7)
-	bad := chainAssignment(f.n, 3, 5, 7)
+	bad := groth16test.ChainAssignment(f.n, 3, 5, 7)
 	bad.Y = 1
 	badW, err := frontend.NewWitness(bad, ecc.BLS12_381.ScalarField())
 	require.NoError(t, err)
@@ -345,7 +347,7 @@ func TestCircuitWithCommitmentsRefused(t *testing.T) {
 	_, err = NewCircuit(ccs)
 	require.ErrorIs(t, err, ErrCommitments)
 	// And a PLONK (sparse) system or another curve is not an R1CS here.
-	ccs2, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &chainCircuit{N: 2})
+	ccs2, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: 2})
 	require.NoError(t, err)
 	_, err = NewCircuit(ccs2)
 	require.Error(t, err)

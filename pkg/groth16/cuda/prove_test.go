@@ -15,42 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
-
-// powCircuit: bits of a secret W drive a chain of squarings; W also enters
-// B through a product with the public Z, so the A and B densities are
-// partial and every query is non-trivial. Rows are not a power of two.
-type powCircuit struct {
-	X frontend.Variable `gnark:",public"`
-	Y frontend.Variable `gnark:",public"`
-	Z frontend.Variable `gnark:",public"`
-	W frontend.Variable
-	N int `gnark:"-"`
-}
-
-func (c *powCircuit) Define(api frontend.API) error {
-	bits := api.ToBinary(c.W, 48)
-	s := api.FromBinary(bits...)
-	x := c.X
-	for i := 0; i < c.N; i++ {
-		x = api.Add(api.Mul(x, x), s, i)
-	}
-	api.AssertIsEqual(x, c.Y)
-	api.AssertIsEqual(api.Mul(c.Z, c.W), api.Mul(c.W, c.Z))
-	return nil
-}
-
-func powAssignment(n int, x, w, z uint64) *powCircuit {
-	var fx, fs fr.Element
-	fx.SetUint64(x)
-	fs.SetUint64(w)
-	for i := 0; i < n; i++ {
-		var iv fr.Element
-		iv.SetUint64(uint64(i))
-		fx.Square(&fx).Add(&fx, &fs).Add(&fx, &iv)
-	}
-	return &powCircuit{X: x, Y: fx.String(), Z: z, W: w}
-}
 
 type proveFixture struct {
 	n       int
@@ -70,7 +36,7 @@ func getProveFixture(t *testing.T) *proveFixture {
 	t.Helper()
 	gpu(t) // skip before the setup when there is no device
 	proveOnce.Do(func() {
-		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &powCircuit{N: powChain})
+		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: powChain})
 		require.NoError(t, err)
 		c, err := groth16.NewCircuit(ccs)
 		require.NoError(t, err)
@@ -88,7 +54,7 @@ func getProveFixture(t *testing.T) *proveFixture {
 // public inputs without the leading one.
 func (f *proveFixture) witness(t *testing.T, x, w, z uint64) (*groth16.Synthesized, []fr.Element) {
 	t.Helper()
-	full, err := frontend.NewWitness(powAssignment(f.n, x, w, z), ecc.BLS12_381.ScalarField())
+	full, err := frontend.NewWitness(groth16test.ChainAssignment(f.n, x, w, z), ecc.BLS12_381.ScalarField())
 	require.NoError(t, err)
 	pub, err := full.Public()
 	require.NoError(t, err)
