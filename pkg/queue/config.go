@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -169,14 +170,7 @@ func (c Config) validate() error {
 }
 
 // HasLane reports whether lane is one of the configured lanes.
-func (c Config) HasLane(lane string) bool {
-	for _, l := range c.Lanes {
-		if l == lane {
-			return true
-		}
-	}
-	return false
-}
+func (c Config) HasLane(lane string) bool { return slices.Contains(c.Lanes, lane) }
 
 // checkSubject accepts a literal subject: dot-separated tokens of
 // [A-Za-z0-9_-].

@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -237,23 +239,10 @@ func (q *Queue) Depth(ctx context.Context) ([]LaneDepth, error) {
 	for i, l := range q.cfg.Lanes {
 		rank[l] = i
 	}
-	sortDepths(out, rank)
+	slices.SortFunc(out, func(a, b LaneDepth) int {
+		return cmp.Or(strings.Compare(a.Shape, b.Shape), cmp.Compare(rank[a.Lane], rank[b.Lane]))
+	})
 	return out, nil
-}
-
-func sortDepths(d []LaneDepth, rank map[string]int) {
-	for i := 1; i < len(d); i++ {
-		for j := i; j > 0 && lessDepth(d[j], d[j-1], rank); j-- {
-			d[j], d[j-1] = d[j-1], d[j]
-		}
-	}
-}
-
-func lessDepth(a, b LaneDepth, rank map[string]int) bool {
-	if a.Shape != b.Shape {
-		return a.Shape < b.Shape
-	}
-	return rank[a.Lane] < rank[b.Lane]
 }
 
 // consumer returns (creating or updating once per process) the durable pull
