@@ -69,10 +69,7 @@ func BuildSparse(ctx context.Context, shape porep.TreeShape, leaves uint64, def 
 	if err != nil {
 		return nil, err
 	}
-	t := &SparseTree{shape: shape, leaves: leaves, per: per}
-	for m := per; m > 1; m /= uint64(shape.Base) {
-		t.height++
-	}
+	t := &SparseTree{shape: shape, leaves: leaves, per: per, height: shape.BaseHeight(leaves)}
 	a := shape.Base
 	t.defaults = make([]porep.Domain, t.height+1)
 	t.defaults[0] = def
@@ -237,23 +234,6 @@ func (t *SparseTree) Prove(i uint64) (*Proof, error) {
 		p.Base = append(p.Base, sibling(group, j%a))
 		j /= a
 	}
-	root := func(k uint64) porep.Domain { return t.node(t.height, k) }
-	switch p.Kind {
-	case Sub:
-		roots := make([]porep.Domain, t.shape.Sub)
-		for k := range roots {
-			roots[k] = root(uint64(k))
-		}
-		p.Sub = []PathElement{sibling(roots, ti)}
-	case Top:
-		s := uint64(t.shape.Sub)
-		g := ti / s
-		roots := make([]porep.Domain, s)
-		for k := range roots {
-			roots[k] = root(g*s + uint64(k))
-		}
-		p.Sub = []PathElement{sibling(roots, ti%s)}
-		p.Top = []PathElement{sibling(t.subRoots, g)}
-	}
+	p.addCompound(t.shape, ti, func(k uint64) porep.Domain { return t.node(t.height, k) }, t.subRoots)
 	return p, nil
 }

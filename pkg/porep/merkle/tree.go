@@ -108,24 +108,30 @@ func (t *Tree) Prove(i uint64) (*Proof, error) {
 		p.Base = append(p.Base, sibling(levels[lvl][group:group+a], li%a))
 		li /= a
 	}
-	baseRoots := func(lo, hi uint64) []porep.Domain {
-		out := make([]porep.Domain, 0, hi-lo)
-		for k := lo; k < hi; k++ {
-			b := t.base[k]
-			out = append(out, b[len(b)-1][0])
-		}
-		return out
-	}
-	switch p.Kind {
-	case Sub:
-		p.Sub = []PathElement{sibling(baseRoots(0, uint64(t.shape.Sub)), ti)}
-	case Top:
-		s := uint64(t.shape.Sub)
-		j := ti / s
-		p.Sub = []PathElement{sibling(baseRoots(j*s, (j+1)*s), ti%s)}
-		p.Top = []PathElement{sibling(t.subRoots, j)}
-	}
+	p.addCompound(t.shape, ti, func(k uint64) porep.Domain {
+		b := t.base[k]
+		return b[len(b)-1][0]
+	}, t.subRoots)
 	return p, nil
+}
+
+// addCompound sets the Sub and Top elements of a Sub or Top proof whose leaf
+// is in base tree ti: baseRoot(k) is the root of base tree k, subRoots the
+// sub-tree roots (Top trees only). Single proofs are left as they are.
+func (p *Proof) addCompound(shape porep.TreeShape, ti uint64, baseRoot func(k uint64) porep.Domain, subRoots []porep.Domain) {
+	if p.Kind == Single {
+		return
+	}
+	s := uint64(shape.Sub)
+	g := ti / s // the sub-tree holding base tree ti (0 for Sub trees)
+	roots := make([]porep.Domain, s)
+	for k := range roots {
+		roots[k] = baseRoot(g*s + uint64(k))
+	}
+	p.Sub = []PathElement{sibling(roots, ti%s)}
+	if p.Kind == Top {
+		p.Top = []PathElement{sibling(subRoots, g)}
+	}
 }
 
 func sibling(group []porep.Domain, idx uint64) PathElement {
