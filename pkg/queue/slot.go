@@ -141,7 +141,7 @@ func (s *Slot) Run(ctx context.Context) error {
 		}
 	}()
 	for _, shape := range s.cfg.Shapes {
-		sub, err := s.q.nc.Subscribe(s.q.cfg.SubjectPrefix+"."+shape+".*", func(*nats.Msg) {
+		sub, err := s.q.nc.Subscribe(s.q.Subject(shape, "*"), func(*nats.Msg) {
 			select {
 			case wake <- struct{}{}:
 			default:
@@ -272,16 +272,13 @@ func (s *Slot) handle(ctx context.Context, msg jetstream.Msg) {
 		// Aborted: hand it back at once for another slot.
 		log.InfoContext(hctx, "queue: handing task back (slot aborted)", slog.Any("err", herr))
 		_ = msg.Nak()
-	case errors.As(herr, &retry):
-		delay := retry.Delay
-		if delay <= 0 {
-			delay = s.q.cfg.NakDelay
+	default:
+		delay := s.q.cfg.NakDelay
+		if errors.As(herr, &retry) && retry.Delay > 0 {
+			delay = retry.Delay
 		}
 		log.WarnContext(hctx, "queue: retrying task", slog.Duration("delay", delay), slog.Any("err", herr))
 		_ = msg.NakWithDelay(delay)
-	default:
-		log.WarnContext(hctx, "queue: retrying task", slog.Duration("delay", s.q.cfg.NakDelay), slog.Any("err", herr))
-		_ = msg.NakWithDelay(s.q.cfg.NakDelay)
 	}
 }
 
