@@ -70,174 +70,80 @@ const (
 type setting struct {
 	flag, env, help string
 	set             func(string) error
-	get             func() string
 	// isBool settings may be given as a bare flag (-trusted-params).
 	isBool bool
 }
 
-func (f *File) settings() []setting {
-	str := func(p *string) (func(string) error, func() string) {
-		return func(v string) error { *p = v; return nil }, func() string { return *p }
-	}
-	list := func(p *[]string) (func(string) error, func() string) {
-		return func(v string) error { *p = splitList(v); return nil }, func() string { return strings.Join(*p, ",") }
-	}
-	dur := func(p *time.Duration) (func(string) error, func() string) {
-		return func(v string) error {
-				d, err := time.ParseDuration(v)
-				if err != nil {
-					return err
-				}
-				*p = d
-				return nil
-			}, func() string {
-				if *p == 0 {
-					return ""
-				}
-				return p.String()
-			}
-	}
-	num := func(p *int) (func(string) error, func() string) {
-		return func(v string) error {
-				n, err := strconv.Atoi(v)
-				if err != nil {
-					return err
-				}
-				*p = n
-				return nil
-			}, func() string {
-				if *p == 0 {
-					return ""
-				}
-				return strconv.Itoa(*p)
-			}
-	}
-	num64 := func(p *int64) (func(string) error, func() string) {
-		return func(v string) error {
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return err
-				}
-				*p = n
-				return nil
-			}, func() string {
-				if *p == 0 {
-					return ""
-				}
-				return strconv.FormatInt(*p, 10)
-			}
-	}
-	boolean := func(p *bool) (func(string) error, func() string) {
-		return func(v string) error {
-				b, err := strconv.ParseBool(v)
-				if err != nil {
-					return err
-				}
-				*p = b
-				return nil
-			}, func() string {
-				if !*p {
-					return ""
-				}
-				return "true"
-			}
-	}
-	devices := func(v string) error {
-		f.Devices = nil
-		for _, s := range splitList(v) {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				return fmt.Errorf("device %q is not an index", s)
-			}
-			f.Devices = append(f.Devices, n)
-		}
-		return nil
-	}
-	devicesGet := func() string {
-		s := make([]string, len(f.Devices))
-		for i, d := range f.Devices {
-			s[i] = strconv.Itoa(d)
-		}
-		return strings.Join(s, ",")
-	}
-	insecureSet := func(v string) error {
-		b, err := strconv.ParseBool(v)
+// parsed returns a setter that stores parse's value in *p (and leaves *p
+// alone when parse fails).
+func parsed[T any](p *T, parse func(string) (T, error)) func(string) error {
+	return func(v string) error {
+		x, err := parse(v)
 		if err != nil {
 			return err
 		}
-		f.OTLPInsecure = &b
+		*p = x
 		return nil
 	}
-	insecureGet := func() string {
-		if f.OTLPInsecure == nil {
-			return ""
-		}
-		return strconv.FormatBool(*f.OTLPInsecure)
-	}
-	var out []setting
-	add := func(flag, env, help string, set func(string) error, get func() string) {
-		out = append(out, setting{flag: flag, env: env, help: help, set: set, get: get})
-	}
-	addBool := func(flag, env, help string, set func(string) error, get func() string) {
-		out = append(out, setting{flag: flag, env: env, help: help, set: set, get: get, isBool: true})
-	}
-	s, g := str(&f.NATS)
-	add("nats", "C2_NATS_URL", "NATS server URL (default "+NATSDefault+")", s, g)
-	s, g = str(&f.Redis)
-	add("redis", "C2_REDIS_ADDR", "Redis address (default "+RedisDefault+")", s, g)
-	s, g = str(&f.RedisPrefix)
-	add("redis-prefix", "C2_REDIS_PREFIX", "prefix of every Redis key; must match the coordinator's (default "+jobstore.PrefixDefault+")", s, g)
-	s, g = str(&f.OTLP)
-	add("otlp", "C2_OTLP_ENDPOINT", "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export", s, g)
-	addBool("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)", insecureSet, insecureGet)
-	s, g = str(&f.MetricsListen)
-	add("metrics-listen", "C2_METRICS_LISTEN", "address of /metrics and /healthz; 'off' disables (default "+MetricsListenDefault+")", s, g)
-	s, g = str(&f.LogLevel)
-	add("log-level", "C2_LOG_LEVEL", "debug, info, warn or error (default info)", s, g)
-	s, g = str(&f.LogFormat)
-	add("log-format", "C2_LOG_FORMAT", "text or json (default text)", s, g)
-	s, g = dur(&f.AckWait)
-	add("ack-wait", "C2_ACK_WAIT", "JetStream AckWait of partition tasks (default "+queue.AckWaitDefault.String()+")", s, g)
-	s, g = num(&f.MaxDeliver)
-	add("max-deliver", "C2_MAX_DELIVER", "deliveries of a partition before it fails its job (default "+strconv.Itoa(queue.MaxDeliverDefault)+")", s, g)
+}
 
-	s, g = str(&f.ID)
-	add("id", "C2_WORKER_ID", "worker id in the registry (default <host>-<pid>)", s, g)
-	s, g = list(&f.Shapes)
-	add("shapes", "C2_SHAPES", "comma-separated proof shapes to prove, e.g. 32GiB; required", s, g)
-	s, g = str(&f.ParamsDir)
-	add("params-dir", "C2_PARAMS_DIR", "folder of <shape>.params (and .vk); required", s, g)
-	s, g = boolean(&f.TrustedParams)
-	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load", s, g)
-	s, g = str(&f.Backend)
-	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", s, g)
-	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices, devicesGet)
-	s, g = num(&f.GPUWorkersPerDevice)
-	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 2 on a GPU, 1 on the CPU)", s, g)
-	s, g = str(&f.Interlock)
-	add("interlock", "C2_INTERLOCK", "device lock: none, exclusive, compute or split (default compute)", s, g)
-	s, g = num64(&f.VRAMBudget)
-	add("vram-budget-bytes", "C2_VRAM_BUDGET_BYTES", "device memory proofs in flight may reserve per device (default 0: no limit)", s, g)
-	s, g = num(&f.CPUThreads)
-	add("cpu-threads", "C2_CPU_THREADS", "goroutines per proof on the CPU backend (default: all cores)", s, g)
-	s, g = str(&f.CUDALibrary)
-	add("cuda-library", "C2_CUDA_LIBRARY", "path of libc2groth16.so (default $C2G_CUDA_LIB, then the loader's path)", s, g)
-	s, g = str(&f.Residency)
-	add("residency", "C2_RESIDENCY", "parameters on a GPU: auto, device or pinned (default auto)", s, g)
-	s, g = num64(&f.ParamsMemoryBudget)
-	add("params-memory-budget-bytes", "C2_PARAMS_MEMORY_BUDGET_BYTES", "device memory for resident parameters per device (default: the backend decides)", s, g)
-	s, g = list(&f.Lanes)
-	add("lanes", "C2_LANES", "priority lanes polled in order (default high,normal,low)", s, g)
-	s, g = dur(&f.HeartbeatInterval)
-	add("heartbeat-interval", "C2_HEARTBEAT_INTERVAL", "registration refresh (default "+node.HeartbeatIntervalDefault.String()+")", s, g)
-	s, g = dur(&f.DrainTimeout)
-	add("drain-timeout", "C2_DRAIN_TIMEOUT", "on SIGTERM, how long in-flight partitions may finish before they are handed back (default "+node.DrainTimeoutDefault.String()+")", s, g)
-	s, g = dur(&f.AbortTimeout)
-	add("abort-timeout", "C2_ABORT_TIMEOUT", "how long aborted partitions may take to stop (default "+node.AbortTimeoutDefault.String()+")", s, g)
-	s, g = dur(&f.RetryDelay)
-	add("retry-delay", "C2_RETRY_DELAY", "redelivery delay after a transient failure (default: the queue's 5s)", s, g)
-	s, g = num(&f.InputCache)
-	add("input-cache", "C2_INPUT_CACHE", "jobs whose parsed C1 output is kept (default 4)", s, g)
+func (f *File) settings() []setting {
+	str := func(p *string) func(string) error { return func(v string) error { *p = v; return nil } }
+	list := func(p *[]string) func(string) error { return func(v string) error { *p = splitList(v); return nil } }
+	dur := func(p *time.Duration) func(string) error { return parsed(p, time.ParseDuration) }
+	num := func(p *int) func(string) error { return parsed(p, strconv.Atoi) }
+	num64 := func(p *int64) func(string) error {
+		return parsed(p, func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) })
+	}
+	devices := parsed(&f.Devices, func(v string) ([]int, error) {
+		var out []int
+		for _, s := range splitList(v) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, fmt.Errorf("device %q is not an index", s)
+			}
+			out = append(out, n)
+		}
+		return out, nil
+	})
+	var out []setting
+	add := func(flag, env, help string, set func(string) error) {
+		out = append(out, setting{flag: flag, env: env, help: help, set: set})
+	}
+	addBool := func(flag, env, help string, set func(string) error) {
+		out = append(out, setting{flag: flag, env: env, help: help, set: set, isBool: true})
+	}
+	add("nats", "C2_NATS_URL", "NATS server URL (default "+NATSDefault+")", str(&f.NATS))
+	add("redis", "C2_REDIS_ADDR", "Redis address (default "+RedisDefault+")", str(&f.Redis))
+	add("redis-prefix", "C2_REDIS_PREFIX", "prefix of every Redis key; must match the coordinator's (default "+jobstore.PrefixDefault+")", str(&f.RedisPrefix))
+	add("otlp", "C2_OTLP_ENDPOINT", "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export", str(&f.OTLP))
+	addBool("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)",
+		parsed(&f.OTLPInsecure, func(v string) (*bool, error) { b, err := strconv.ParseBool(v); return &b, err }))
+	add("metrics-listen", "C2_METRICS_LISTEN", "address of /metrics and /healthz; 'off' disables (default "+MetricsListenDefault+")", str(&f.MetricsListen))
+	add("log-level", "C2_LOG_LEVEL", "debug, info, warn or error (default info)", str(&f.LogLevel))
+	add("log-format", "C2_LOG_FORMAT", "text or json (default text)", str(&f.LogFormat))
+	add("ack-wait", "C2_ACK_WAIT", "JetStream AckWait of partition tasks (default "+queue.AckWaitDefault.String()+")", dur(&f.AckWait))
+	add("max-deliver", "C2_MAX_DELIVER", "deliveries of a partition before it fails its job (default "+strconv.Itoa(queue.MaxDeliverDefault)+")", num(&f.MaxDeliver))
+
+	add("id", "C2_WORKER_ID", "worker id in the registry (default <host>-<pid>)", str(&f.ID))
+	add("shapes", "C2_SHAPES", "comma-separated proof shapes to prove, e.g. 32GiB; required", list(&f.Shapes))
+	add("params-dir", "C2_PARAMS_DIR", "folder of <shape>.params (and .vk); required", str(&f.ParamsDir))
+	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load", parsed(&f.TrustedParams, strconv.ParseBool))
+	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", str(&f.Backend))
+	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices)
+	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 2 on a GPU, 1 on the CPU)", num(&f.GPUWorkersPerDevice))
+	add("interlock", "C2_INTERLOCK", "device lock: none, exclusive, compute or split (default compute)", str(&f.Interlock))
+	add("vram-budget-bytes", "C2_VRAM_BUDGET_BYTES", "device memory proofs in flight may reserve per device (default 0: no limit)", num64(&f.VRAMBudget))
+	add("cpu-threads", "C2_CPU_THREADS", "goroutines per proof on the CPU backend (default: all cores)", num(&f.CPUThreads))
+	add("cuda-library", "C2_CUDA_LIBRARY", "path of libc2groth16.so (default $C2G_CUDA_LIB, then the loader's path)", str(&f.CUDALibrary))
+	add("residency", "C2_RESIDENCY", "parameters on a GPU: auto, device or pinned (default auto)", str(&f.Residency))
+	add("params-memory-budget-bytes", "C2_PARAMS_MEMORY_BUDGET_BYTES", "device memory for resident parameters per device (default: the backend decides)", num64(&f.ParamsMemoryBudget))
+	add("lanes", "C2_LANES", "priority lanes polled in order (default high,normal,low)", list(&f.Lanes))
+	add("heartbeat-interval", "C2_HEARTBEAT_INTERVAL", "registration refresh (default "+node.HeartbeatIntervalDefault.String()+")", dur(&f.HeartbeatInterval))
+	add("drain-timeout", "C2_DRAIN_TIMEOUT", "on SIGTERM, how long in-flight partitions may finish before they are handed back (default "+node.DrainTimeoutDefault.String()+")", dur(&f.DrainTimeout))
+	add("abort-timeout", "C2_ABORT_TIMEOUT", "how long aborted partitions may take to stop (default "+node.AbortTimeoutDefault.String()+")", dur(&f.AbortTimeout))
+	add("retry-delay", "C2_RETRY_DELAY", "redelivery delay after a transient failure (default: the queue's 5s)", dur(&f.RetryDelay))
+	add("input-cache", "C2_INPUT_CACHE", "jobs whose parsed C1 output is kept (default 4)", num(&f.InputCache))
 	return out
 }
 
