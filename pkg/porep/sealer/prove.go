@@ -119,24 +119,33 @@ func ProveChallenge(s *porep.Shape, g *graph.Graph, src Source, challenge uint64
 	}
 
 	p.LabelingProofs = make([]c1.LabelingProof, s.Layers)
+	own := make([]porep.Domain, s.Degree())
 	for l := 1; l <= s.Layers; l++ {
-		n := s.BaseDegree
-		if l > 1 {
-			n = s.Degree()
-		}
-		own := make([]porep.Domain, n)
-		for j := range n {
-			if j < s.BaseDegree {
-				own[j] = src.Label(l, uint64(parents[j]))
-			} else {
-				own[j] = src.Label(l-1, uint64(parents[j]))
-			}
-		}
 		full := make([]porep.Domain, s.LabelParents)
-		porep.RepeatParents(full, own)
+		labelParents(s, src, l, parents, own, full)
 		p.LabelingProofs[l-1] = c1.LabelingProof{Parents: full, LayerIndex: uint32(l), Node: challenge}
 	}
 	last := p.LabelingProofs[s.Layers-1]
 	p.EncodingProof = c1.EncodingProof{Parents: last.Parents, LayerIndex: last.LayerIndex, Node: challenge}
 	return &p, nil
+}
+
+// labelParents fills full (len = Shape.LabelParents) with the parent labels
+// the labeling hash of a node absorbs in layer (1-based), given the node's
+// graph parents: its DRG parents in the same layer, then on layers > 1 its
+// expander parents in the previous layer, repeated cyclically. own (len ≥
+// Shape.Degree) is scratch.
+func labelParents(s *porep.Shape, src Source, layer int, parents []uint32, own, full []porep.Domain) {
+	n := s.BaseDegree
+	if layer > 1 {
+		n = s.Degree()
+	}
+	for j := range n {
+		if j < s.BaseDegree {
+			own[j] = src.Label(layer, uint64(parents[j]))
+		} else {
+			own[j] = src.Label(layer-1, uint64(parents[j]))
+		}
+	}
+	porep.RepeatParents(full, own[:n])
 }

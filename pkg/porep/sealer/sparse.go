@@ -191,20 +191,9 @@ func (sec *SparseSector) computeLabels(ctx context.Context, parents []uint32) er
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("sealer: sparse labels of layer %d: %w", l, err)
 		}
-		n := s.BaseDegree
-		if l > 1 {
-			n = s.Degree()
-		}
 		for _, c := range sec.Challenged {
 			sec.Graph.Parents(c, parents)
-			for j := range n {
-				if j < s.BaseDegree {
-					own[j] = sec.Label(l, uint64(parents[j]))
-				} else {
-					own[j] = sec.Label(l-1, uint64(parents[j]))
-				}
-			}
-			porep.RepeatParents(full, own[:n])
+			labelParents(s, sec, l, parents, own, full)
 			sec.labels[c][l-1] = porep.LabelHash(sec.ReplicaID, uint32(l), c, full)
 		}
 	}
