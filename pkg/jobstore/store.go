@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,12 +127,12 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, key, jobID string) (str
 	if ok {
 		return jobID, true, nil
 	}
-	got, err := s.rdb.Get(ctx, s.idemKey(key)).Result()
-	if errors.Is(err, redis.Nil) { // expired in between: claim again
-		return s.ClaimIdempotencyKey(ctx, key, jobID)
-	}
+	got, bound, err := s.IdempotentJob(ctx, key)
 	if err != nil {
-		return "", false, fmt.Errorf("jobstore: read idempotency key: %w", err)
+		return "", false, err
+	}
+	if !bound { // expired in between: claim again
+		return s.ClaimIdempotencyKey(ctx, key, jobID)
 	}
 	return got, false, nil
 }
@@ -222,7 +222,7 @@ func (s *Store) Seqs(ctx context.Context, job string) ([]uint64, error) {
 		}
 		out = append(out, seq)
 	}
-	sort.Slice(out, func(i, k int) bool { return out[i] < out[k] })
+	slices.Sort(out)
 	return out, nil
 }
 
@@ -557,15 +557,11 @@ func (s *Store) Workers(ctx context.Context) ([]Worker, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, len(ids))
-	for i, id := range ids {
-		keys[i] = s.workerKey(id)
-	}
 	// One GET per key: worker keys do not share a slot on Redis Cluster.
 	pipe := s.rdb.Pipeline()
-	cmds := make([]*redis.StringCmd, len(keys))
-	for i, k := range keys {
-		cmds[i] = pipe.Get(ctx, k)
+	cmds := make([]*redis.StringCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.Get(ctx, s.workerKey(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("jobstore: workers: %w", err)
