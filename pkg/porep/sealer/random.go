@@ -48,9 +48,7 @@ func WriteRandomC1(ctx context.Context, cfg RandomC1Config, w io.Writer) (*Resul
 		return nil, err
 	}
 	prog := &Progress{W: cfg.Progress}
-	var seedBytes [32]byte
-	binary.LittleEndian.PutUint64(seedBytes[:], cfg.Seed)
-	rng := rand.NewChaCha8(seedBytes)
+	rng := newRNG(cfg.Seed, 0)
 
 	data := make([]porep.Domain, s.Nodes)
 	if cfg.Data != nil {
@@ -68,12 +66,7 @@ func WriteRandomC1(ctx context.Context, cfg RandomC1Config, w io.Writer) (*Resul
 			data[i].TruncateTo254()
 		}
 	}
-	var id Identity
-	rng.Read(id.ProverID[:])
-	id.SectorID = rng.Uint64() >> 1
-	rng.Read(id.Ticket[:])
-	var seed [32]byte
-	rng.Read(seed[:])
+	id, seed := drawIdentity(rng)
 
 	sec, err := Seal(ctx, s, data, id, prog)
 	if err != nil {
@@ -89,4 +82,25 @@ func WriteRandomC1(ctx context.Context, cfg RandomC1Config, w io.Writer) (*Resul
 	}
 	prog.printf("wrote C1: %d bytes", n)
 	return &Result{Shape: s, Identity: id, CommD: sec.CommD, CommR: sec.CommR, ReplicaID: sec.ReplicaID, Bytes: n, Output: out}, nil
+}
+
+// newRNG is the ChaCha8 stream of a run's Seed; stream, the last key byte,
+// keeps the streams of the two modes apart for the same Seed.
+func newRNG(seed uint64, stream byte) *rand.ChaCha8 {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	key[31] = stream
+	return rand.NewChaCha8(key)
+}
+
+// drawIdentity draws a run's prover id, sector id, ticket and interactive
+// seed, in that order.
+func drawIdentity(rng *rand.ChaCha8) (Identity, porep.Domain) {
+	var id Identity
+	rng.Read(id.ProverID[:])
+	id.SectorID = rng.Uint64() >> 1
+	rng.Read(id.Ticket[:])
+	var seed porep.Domain
+	rng.Read(seed[:])
+	return id, seed
 }

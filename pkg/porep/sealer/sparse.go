@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -277,16 +276,8 @@ func WriteSparseC1(ctx context.Context, cfg SparseC1Config, w io.Writer) (*Resul
 		return nil, err
 	}
 	prog := &Progress{W: cfg.Progress}
-	var seedBytes [32]byte
-	binary.LittleEndian.PutUint64(seedBytes[:], cfg.Seed)
-	seedBytes[31] = 's' // a stream apart from WriteRandomC1's for the same Seed
-	rng := rand.NewChaCha8(seedBytes)
-	var id Identity
-	rng.Read(id.ProverID[:])
-	id.SectorID = rng.Uint64() >> 1
-	rng.Read(id.Ticket[:])
-	var seed porep.Domain
-	rng.Read(seed[:])
+	rng := newRNG(cfg.Seed, 's') // a stream apart from WriteRandomC1's for the same Seed
+	id, seed := drawIdentity(rng)
 	var fillKey [32]byte
 	rng.Read(fillKey[:])
 
