@@ -10,7 +10,6 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep"
 )
 
-// SetupConfig says where and how to write a shape's Groth16 parameters.
 // ParamsPath is where a shape's proving parameters live in a parameters
 // folder: <dir>/<shape>.params (bellperson layout). Workers read it; the
 // coordinator reads the verifying key beside it (VKPath).
@@ -19,6 +18,7 @@ func ParamsPath(dir, shape string) string { return filepath.Join(dir, shape+".pa
 // VKPath is the verifying key beside a shape's parameters: <dir>/<shape>.vk.
 func VKPath(dir, shape string) string { return filepath.Join(dir, shape+".vk") }
 
+// SetupConfig says where and how to write a shape's Groth16 parameters.
 type SetupConfig struct {
 	// ParamsPath and VKPath are the output files (bellperson .params and .vk
 	// layouts). Both are required; they are written through temporary files
