@@ -210,24 +210,14 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	var gammaInv, deltaInv fr.Element
 	gammaInv.Inverse(&tw.gamma)
 	deltaInv.Inverse(&tw.delta)
+	// The A and B queries keep the variables of their densities, as the
+	// prover's dense scalar vectors do (cpuKey.Prepare).
 	aSc := make([]fr.Element, 0, nIn+c.aDensityAux.Count())
 	aSc = append(aSc, u[:nIn]...)
-	for k := 0; k < nAux; k++ {
-		if c.aDensityAux.Get(k) {
-			aSc = append(aSc, u[nIn+k])
-		}
-	}
+	aSc = appendDense(aSc, u[nIn:], c.aDensityAux)
 	bSc := make([]fr.Element, 0, c.bDensityInput.Count()+c.bDensityAux.Count())
-	for i := 0; i < nIn; i++ {
-		if c.bDensityInput.Get(i) {
-			bSc = append(bSc, v[i])
-		}
-	}
-	for k := 0; k < nAux; k++ {
-		if c.bDensityAux.Get(k) {
-			bSc = append(bSc, v[nIn+k])
-		}
-	}
+	bSc = appendDense(bSc, v[:nIn], c.bDensityInput)
+	bSc = appendDense(bSc, v[nIn:], c.bDensityAux)
 	// (beta·u + alpha·v + w) / gamma for inputs, / delta for aux.
 	icSc := make([]fr.Element, nIn)
 	lSc := make([]fr.Element, nAux)
