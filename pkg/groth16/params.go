@@ -138,7 +138,8 @@ func ParamsWorkers(n int) ParamsOption { return func(c *paramsConfig) { c.worker
 // ParamsProgress reports decoding progress in points, stage "params: decode".
 func ParamsProgress(p Progress) ParamsOption { return func(c *paramsConfig) { c.progress = p } }
 
-// decodeChunk is the unit of parallel decoding, in points.
+// decodeChunk is the unit of parallel decoding, in G1 points (half as many
+// G2 points: the same bytes).
 const decodeChunk = 1 << 12
 
 // decodeVK decodes the verifying key (fixed points and ic) from data, which
@@ -184,29 +185,23 @@ func decodeVK(data []byte, ic Section, nw int) (*VerifyingKey, error) {
 }
 
 func decodeG1Section(ctx context.Context, data []byte, s Section, subgroup bool, nw int, pr *progressReporter) ([]curve.G1Affine, error) {
-	out := make([]curve.G1Affine, s.Count)
-	err := parallelRange(ctx, s.Count, decodeChunk, nw, func(start, end int) error {
-		for i := start; i < end; i++ {
-			off := s.Offset + int64(i)*g1Uncompressed
-			if err := decodeG1Uncompressed(&out[i], data[off:off+g1Uncompressed], subgroup); err != nil {
-				return &FormatError{Section: s.Name, Index: i, Offset: off, Err: err}
-			}
-		}
-		pr.add(int64(end - start))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return decodeSection(ctx, data, s, decodeG1Uncompressed, subgroup, nw, pr)
 }
 
 func decodeG2Section(ctx context.Context, data []byte, s Section, subgroup bool, nw int, pr *progressReporter) ([]curve.G2Affine, error) {
-	out := make([]curve.G2Affine, s.Count)
-	err := parallelRange(ctx, s.Count, decodeChunk/2, nw, func(start, end int) error {
+	return decodeSection(ctx, data, s, decodeG2Uncompressed, subgroup, nw, pr)
+}
+
+// decodeSection decodes the s.Count points of s with decode, in parallel
+// chunks of decodeChunk·96 bytes.
+func decodeSection[P any](ctx context.Context, data []byte, s Section, decode func(*P, []byte, bool) error,
+	subgroup bool, nw int, pr *progressReporter) ([]P, error) {
+	out := make([]P, s.Count)
+	size := int64(s.PointSize)
+	err := parallelRange(ctx, s.Count, decodeChunk*g1Uncompressed/s.PointSize, nw, func(start, end int) error {
 		for i := start; i < end; i++ {
-			off := s.Offset + int64(i)*g2Uncompressed
-			if err := decodeG2Uncompressed(&out[i], data[off:off+g2Uncompressed], subgroup); err != nil {
+			off := s.Offset + int64(i)*size
+			if err := decode(&out[i], data[off:off+size], subgroup); err != nil {
 				return &FormatError{Section: s.Name, Index: i, Offset: off, Err: err}
 			}
 		}
@@ -391,7 +386,8 @@ func ReadParams(path string, opts ...ParamsOption) (*ProvingKey, error) {
 	return f.ProvingKey(context.Background())
 }
 
-// encodeChunk is the number of points encoded per write batch.
+// encodeChunk is the number of G1 points encoded per write batch (half as
+// many G2 points: the same bytes).
 const encodeChunk = 1 << 14
 
 func writeU32(w io.Writer, n int, section string) error {
@@ -405,37 +401,33 @@ func writeU32(w io.Writer, n int, section string) error {
 }
 
 func writeG1s(w io.Writer, pts []curve.G1Affine, section string, buf []byte) error {
-	if err := writeU32(w, len(pts), section); err != nil {
-		return err
-	}
-	for start := 0; start < len(pts); start += encodeChunk {
-		end := min(start+encodeChunk, len(pts))
-		out := buf[:(end-start)*g1Uncompressed]
-		_ = parallelRange(context.Background(), end-start, 1024, workers(0), func(s, e int) error {
-			for i := s; i < e; i++ {
-				b := pts[start+i].RawBytes()
-				copy(out[i*g1Uncompressed:], b[:])
-			}
-			return nil
-		})
-		if _, err := w.Write(out); err != nil {
-			return fmt.Errorf("groth16: write section %s: %w", section, err)
-		}
-	}
-	return nil
+	return writePoints(w, pts, g1Uncompressed, func(p *curve.G1Affine, out []byte) {
+		b := p.RawBytes()
+		copy(out, b[:])
+	}, section, buf)
 }
 
 func writeG2s(w io.Writer, pts []curve.G2Affine, section string, buf []byte) error {
+	return writePoints(w, pts, g2Uncompressed, func(p *curve.G2Affine, out []byte) {
+		b := p.RawBytes()
+		copy(out, b[:])
+	}, section, buf)
+}
+
+// writePoints writes a section: the u32 count, then every point encoded
+// (size bytes each) by encode, in parallel batches of encodeChunk·96 bytes
+// staged in buf.
+func writePoints[P any](w io.Writer, pts []P, size int, encode func(*P, []byte), section string, buf []byte) error {
 	if err := writeU32(w, len(pts), section); err != nil {
 		return err
 	}
-	for start := 0; start < len(pts); start += encodeChunk / 2 {
-		end := min(start+encodeChunk/2, len(pts))
-		out := buf[:(end-start)*g2Uncompressed]
-		_ = parallelRange(context.Background(), end-start, 512, workers(0), func(s, e int) error {
+	batch := encodeChunk * g1Uncompressed / size
+	for start := 0; start < len(pts); start += batch {
+		end := min(start+batch, len(pts))
+		out := buf[:(end-start)*size]
+		_ = parallelRange(context.Background(), end-start, batch/16, workers(0), func(s, e int) error {
 			for i := s; i < e; i++ {
-				b := pts[start+i].RawBytes()
-				copy(out[i*g2Uncompressed:], b[:])
+				encode(&pts[start+i], out[i*size:])
 			}
 			return nil
 		})
