@@ -1,6 +1,8 @@
 package circuit
 
 import (
+	"slices"
+
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 )
@@ -131,28 +133,13 @@ func balanceB(r *cs.R1CS) int {
 
 // withoutCommon removes from both lists the wires that appear in both.
 func withoutCommon(a, b []uint32) ([]uint32, []uint32) {
-	in := func(w uint32, s []uint32) bool {
-		for _, x := range s {
-			if x == w {
-				return true
-			}
-		}
-		return false
-	}
-	common := false
-	for _, w := range a {
-		if in(w, b) {
-			common = true
-			break
-		}
-	}
-	if !common {
+	if !slices.ContainsFunc(a, func(w uint32) bool { return slices.Contains(b, w) }) {
 		return a, b
 	}
 	keep := func(s, other []uint32) []uint32 {
 		out := make([]uint32, 0, len(s))
 		for _, w := range s {
-			if !in(w, other) {
+			if !slices.Contains(other, w) {
 				out = append(out, w)
 			}
 		}
