@@ -217,7 +217,6 @@ func CountBreakdown(p Params) (Breakdown, error) {
 		},
 	}
 	for _, a := range arities {
-		a := a
 		k := bits.TrailingZeros(uint(a))
 		steps = append(steps, func() error {
 			return add(PartTreeCR, fmt.Sprintf("tree C/R_last level: insert %d + Poseidon-%d", a, a), C*(cols+2)*levelArities[a], a+1,
@@ -242,7 +241,6 @@ func CountBreakdown(p Params) (Breakdown, error) {
 		},
 	)
 	for layer := 1; layer <= L; layer++ {
-		layer := layer
 		n := p.DRGDegree
 		if layer > 1 {
 			n += p.ExpDegree
