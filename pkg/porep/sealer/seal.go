@@ -97,21 +97,8 @@ func Seal(ctx context.Context, s *porep.Shape, data []porep.Domain, id Identity,
 		return nil, err
 	}
 
-	columns := make([]porep.Domain, s.Nodes)
-	if err := parallel(ctx, s.Nodes, func(lo, hi uint64) error {
-		rows := make([]porep.Domain, s.Layers)
-		for n := lo; n < hi; n++ {
-			for l := range rows {
-				rows[l] = sec.Labels[l][n]
-			}
-			h, err := merkle.Poseidon{}.HashNode(rows)
-			if err != nil {
-				return fmt.Errorf("column %d: %w", n, err)
-			}
-			columns[n] = h
-		}
-		return nil
-	}); err != nil {
+	columns, err := columnHashes(ctx, s, sec, s.Nodes, func(i uint64) uint64 { return i })
+	if err != nil {
 		return nil, fmt.Errorf("sealer: column hashes: %w", err)
 	}
 	progress.printf("column hashes")
@@ -137,6 +124,28 @@ func Seal(ctx context.Context, s *porep.Shape, data []porep.Domain, id Identity,
 	}
 	progress.printf("tree R_last: comm_r_last %s, comm_r %s", sec.CommRLast, sec.CommR)
 	return sec, nil
+}
+
+// columnHashes returns the tree-C leaves of count nodes, node(i) for i <
+// count: Poseidon over the node's label in every layer, hashed on all cores.
+func columnHashes(ctx context.Context, s *porep.Shape, src Source, count uint64, node func(i uint64) uint64) ([]porep.Domain, error) {
+	out := make([]porep.Domain, count)
+	err := parallel(ctx, count, func(lo, hi uint64) error {
+		rows := make([]porep.Domain, s.Layers)
+		for i := lo; i < hi; i++ {
+			n := node(i)
+			for l := range rows {
+				rows[l] = src.Label(l+1, n)
+			}
+			h, err := merkle.Poseidon{}.HashNode(rows)
+			if err != nil {
+				return fmt.Errorf("column %d: %w", n, err)
+			}
+			out[i] = h
+		}
+		return nil
+	})
+	return out, err
 }
 
 // parallel runs f over [0, n) split across GOMAXPROCS goroutines.

@@ -129,24 +129,11 @@ func SealSparse(ctx context.Context, s *porep.Shape, id Identity, seed porep.Dom
 	}
 	progress.printf("labels: %d challenged nodes × %d layers", len(sec.Challenged), s.Layers)
 
-	columns := make(map[uint64]porep.Domain, len(sec.Opened))
-	hashes := make([]porep.Domain, len(sec.Opened))
-	if err := parallel(ctx, uint64(len(sec.Opened)), func(lo, hi uint64) error {
-		rows := make([]porep.Domain, s.Layers)
-		for i := lo; i < hi; i++ {
-			for l := range rows {
-				rows[l] = sec.Label(l+1, sec.Opened[i])
-			}
-			h, err := merkle.Poseidon{}.HashNode(rows)
-			if err != nil {
-				return fmt.Errorf("column %d: %w", sec.Opened[i], err)
-			}
-			hashes[i] = h
-		}
-		return nil
-	}); err != nil {
+	hashes, err := columnHashes(ctx, s, sec, uint64(len(sec.Opened)), func(i uint64) uint64 { return sec.Opened[i] })
+	if err != nil {
 		return nil, fmt.Errorf("sealer: sparse column hashes: %w", err)
 	}
+	columns := make(map[uint64]porep.Domain, len(sec.Opened))
 	for i, n := range sec.Opened {
 		columns[n] = hashes[i]
 	}
