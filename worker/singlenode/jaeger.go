@@ -111,10 +111,7 @@ type Jaeger struct {
 	OTLPEndpoint string
 	// QueryURL is the base URL of the query API (http://host:16686).
 	QueryURL string
-	// Private is true when this process started it.
-	Private bool
-	cmd     *exec.Cmd
-	done    chan error
+	proc     *child // the Jaeger this process started; nil for a shared one
 }
 
 // queryReady reports whether a Jaeger query API answers at base.
@@ -155,26 +152,16 @@ func StartJaeger(ctx context.Context, cfg JaegerConfig) (*Jaeger, error) {
 		return nil, fmt.Errorf("jaeger: %w", err)
 	}
 	logPath := filepath.Join(cfg.Dir, "jaeger.log")
-	logf, err := os.Create(logPath)
+	proc, err := startChild(cfg.Binary, []string{"--config", "file:" + confPath}, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("jaeger: %w", err)
 	}
-	j := &Jaeger{OTLPEndpoint: cfg.OTLPGRPC, QueryURL: "http://" + cfg.QueryHTTP, Private: true, done: make(chan error, 1)}
-	j.cmd = exec.Command(cfg.Binary, "--config", "file:"+confPath)
-	j.cmd.Stdout, j.cmd.Stderr = logf, logf
-	if err := j.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("jaeger: start %s: %w", cfg.Binary, err)
-	}
-	go func() { j.done <- j.cmd.Wait(); logf.Close() }()
+	j := &Jaeger{OTLPEndpoint: cfg.OTLPGRPC, QueryURL: "http://" + cfg.QueryHTTP, proc: proc}
 	deadline := time.Now().Add(60 * time.Second)
 	for !queryReady(ctx, j.QueryURL) {
-		select {
-		case err := <-j.done:
-			j.done <- err
+		if exited, err := j.proc.exited(); exited {
 			tail, _ := os.ReadFile(logPath)
 			return nil, fmt.Errorf("jaeger: exited at start (%v): %s", err, lastLines(string(tail), 10))
-		default:
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			j.Stop()
@@ -187,17 +174,9 @@ func StartJaeger(ctx context.Context, cfg JaegerConfig) (*Jaeger, error) {
 
 // Stop ends a Jaeger this process started; a shared one is left alone.
 func (j *Jaeger) Stop() {
-	if j == nil || j.cmd == nil || j.cmd.Process == nil {
-		return
+	if j != nil {
+		j.proc.stop()
 	}
-	_ = j.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-j.done:
-	case <-time.After(10 * time.Second):
-		_ = j.cmd.Process.Kill()
-		<-j.done
-	}
-	j.cmd = nil
 }
 
 // ErrJaegerUnbuildable: Jaeger cannot be built here (no Go toolchain, or no

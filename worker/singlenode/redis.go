@@ -19,10 +19,7 @@ import (
 // redis-server child process.
 type Redis struct {
 	Addr string
-	// Private is true when this process started the server.
-	Private bool
-	cmd     *exec.Cmd
-	done    chan error
+	proc *child // the private server; nil for a shared one
 }
 
 // pingRedis reports whether a Redis answers PING at addr.
@@ -53,27 +50,18 @@ func EnsureRedis(ctx context.Context, addr, dir string, progress io.Writer) (*Re
 	if err != nil {
 		return nil, err
 	}
-	r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(port), Private: true, done: make(chan error, 1)}
+	r := &Redis{Addr: "127.0.0.1:" + strconv.Itoa(port)}
 	fmt.Fprintf(progress, "redis: starting a private redis-server on %s (data in %s)\n", r.Addr, dir)
-	logf, err := os.Create(filepath.Join(dir, "redis.log"))
+	logPath := filepath.Join(dir, "redis.log")
+	r.proc, err = startChild(bin, []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--appendonly", "yes", "--save", "", "--maxmemory-policy", "noeviction", "--protected-mode", "yes"}, logPath)
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
-	r.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--appendonly", "yes", "--save", "", "--maxmemory-policy", "noeviction", "--protected-mode", "yes")
-	r.cmd.Stdout, r.cmd.Stderr = logf, logf
-	if err := r.cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("redis: start %s: %w", bin, err)
-	}
-	go func() { r.done <- r.cmd.Wait(); logf.Close() }()
 	deadline := time.Now().Add(15 * time.Second)
 	for !pingRedis(ctx, r.Addr) {
-		select {
-		case err := <-r.done:
-			r.done <- err
-			return nil, fmt.Errorf("redis: redis-server exited at start (%v); see %s", err, filepath.Join(dir, "redis.log"))
-		default:
+		if exited, err := r.proc.exited(); exited {
+			return nil, fmt.Errorf("redis: redis-server exited at start (%v); see %s", err, logPath)
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			r.Stop()
@@ -87,17 +75,9 @@ func EnsureRedis(ctx context.Context, addr, dir string, progress io.Writer) (*Re
 // Stop stops a private server (SIGTERM: it rewrites nothing, the AOF is
 // already on disk) and waits for it; a shared one is left alone.
 func (r *Redis) Stop() {
-	if r == nil || r.cmd == nil || r.cmd.Process == nil {
-		return
+	if r != nil {
+		r.proc.stop()
 	}
-	_ = r.cmd.Process.Signal(os.Interrupt)
-	select {
-	case <-r.done:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
-	r.cmd = nil
 }
 
 func freePort() (int, error) {
