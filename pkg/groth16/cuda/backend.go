@@ -11,9 +11,6 @@ import (
 	"time"
 	"unsafe"
 
-	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
@@ -88,14 +85,8 @@ func pkShape(pk *groth16.ProvingKey) (shape, error) {
 		numA: int64(len(pk.A)), numB: int64(len(pk.BG1))}, nil
 }
 
-func ptrG1(v []curve.G1Affine) unsafe.Pointer {
-	if len(v) == 0 {
-		return nil
-	}
-	return unsafe.Pointer(&v[0])
-}
-
-func ptrG2(v []curve.G2Affine) unsafe.Pointer {
+// ptr is the address of v's first element, nil for an empty slice.
+func ptr[T any](v []T) unsafe.Pointer {
 	if len(v) == 0 {
 		return nil
 	}
@@ -116,7 +107,7 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 	}
 	k := &key{b: b, pk: pk, vk: &pk.VK, shape: sh}
 	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
-		h: ptrG1(pk.H), l: ptrG1(pk.L), a: ptrG1(pk.A), bg1: ptrG1(pk.BG1), bg2: ptrG2(pk.BG2),
+		h: ptr(pk.H), l: ptr(pk.L), a: ptr(pk.A), bg1: ptr(pk.BG1), bg2: ptr(pk.BG2),
 		streamChunk: int64(b.cfg.StreamChunk)}
 	// The C side reads these arrays during the calls (device residency) or
 	// keeps them page-locked for the key's life (pinned): pin them in Go's
@@ -329,18 +320,6 @@ func (t *task) DeviceBytes() int64        { return t.bytes }
 func (t *task) Timings() groth16.Timings  { return t.timings }
 func (t *task) dev() int                  { return t.k.b.cfg.Device }
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
-func frPtr(v []fr.Element) unsafe.Pointer {
-	return ptrOrNil(len(v), func() unsafe.Pointer { return unsafe.Pointer(&v[0]) })
-}
-func wordsPtr(v []uint64) *uint64 {
-	return (*uint64)(ptrOrNil(len(v), func() unsafe.Pointer { return unsafe.Pointer(&v[0]) }))
-}
-func ptrOrNil(n int, f func() unsafe.Pointer) unsafe.Pointer {
-	if n == 0 {
-		return nil
-	}
-	return f()
-}
 
 // Upload allocates the task's device memory (DeviceBytes) and copies the
 // witness in.
@@ -368,11 +347,10 @@ func (t *task) Upload(ctx context.Context) error {
 // uploadWitness passes w's arrays to the library, pinned for the call (the
 // descriptor holding them lives in Go memory).
 func uploadWitness(a *api, dev int, ct cTask, w *groth16.Synthesized) error {
-	wp := &witnessPtrs{a: frPtr(w.A), b: frPtr(w.B), c: frPtr(w.C), input: frPtr(w.Input), aux: frPtr(w.Aux),
-		aDensAux: wordsPtr(w.ADensityAux.Words), bDensIn: wordsPtr(w.BDensityInput.Words), bDensAux: wordsPtr(w.BDensityAux.Words)}
+	wp := &witnessPtrs{a: ptr(w.A), b: ptr(w.B), c: ptr(w.C), input: ptr(w.Input), aux: ptr(w.Aux),
+		aDensAux: ptr(w.ADensityAux.Words), bDensIn: ptr(w.BDensityInput.Words), bDensAux: ptr(w.BDensityAux.Words)}
 	var pin runtime.Pinner
-	for _, p := range []unsafe.Pointer{wp.a, wp.b, wp.c, wp.input, wp.aux, unsafe.Pointer(wp.aDensAux),
-		unsafe.Pointer(wp.bDensIn), unsafe.Pointer(wp.bDensAux)} {
+	for _, p := range []unsafe.Pointer{wp.a, wp.b, wp.c, wp.input, wp.aux, wp.aDensAux, wp.bDensIn, wp.bDensAux} {
 		if p != nil {
 			pin.Pin(p)
 		}

@@ -381,15 +381,15 @@ func (a *api) taskCreate(dev int, k cKey, rows int64) (cTask, error) {
 // the call.
 type witnessPtrs struct {
 	a, b, c, input, aux         unsafe.Pointer
-	aDensAux, bDensIn, bDensAux *uint64
+	aDensAux, bDensIn, bDensAux unsafe.Pointer // []uint64 words
 }
 
 func (a *api) taskUpload(dev int, t cTask, w *witnessPtrs) error {
 	cw := C.c2g_witness{
 		a: w.a, b: w.b, c: w.c, input: w.input, aux: w.aux,
-		a_density_aux:   (*C.uint64_t)(unsafe.Pointer(w.aDensAux)),
-		b_density_input: (*C.uint64_t)(unsafe.Pointer(w.bDensIn)),
-		b_density_aux:   (*C.uint64_t)(unsafe.Pointer(w.bDensAux)),
+		a_density_aux:   (*C.uint64_t)(w.aDensAux),
+		b_density_input: (*C.uint64_t)(w.bDensIn),
+		b_density_aux:   (*C.uint64_t)(w.bDensAux),
 	}
 	var e cerr
 	var st C.c2g_status
