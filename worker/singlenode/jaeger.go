@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// JaegerVersion is the Jaeger module version tools/jaeger pins.
-const JaegerVersion = "v1.76.0"
-
 // JaegerConfig is where a Jaeger listens. Every address is host:port; the
 // defaults are Jaeger's usual ports on the loopback interface only.
 type JaegerConfig struct {
