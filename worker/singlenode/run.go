@@ -368,7 +368,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.step("trace in Jaeger: %s/trace/%s (web UI in the docker compose image; this build serves the API: %s/api/traces/%s)",
 			jg.QueryURL, final.TraceId, jg.QueryURL, final.TraceId)
 		tctx, tcancel := context.WithTimeout(ctx, TraceWaitTimeout)
-		trace, err := WaitForTrace(tctx, jg.QueryURL, final.TraceId, expectedSpans(int(final.Partitions)))
+		trace, err := WaitForTrace(tctx, jg.QueryURL, final.TraceId, ExpectedSpans(int(final.Partitions)))
 		tcancel()
 		if trace != nil {
 			res.Trace = trace
@@ -391,18 +391,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// expectedSpans are the spans of one job of n partitions (DESIGN §5).
-func expectedSpans(n int) map[string]int {
+// ExpectedSpans are the spans of a job of n partitions proved under the
+// compute interlock (DESIGN §5): what WaitForTrace should wait for.
+func ExpectedSpans(n int) map[string]int {
 	return map[string]int{
 		telemetry.SpanSubmit: 1, telemetry.SpanJob: 1, telemetry.SpanPublish: n, telemetry.SpanPartition: n,
 		telemetry.SpanSynthesize: n, telemetry.SpanInterlockWait: n, telemetry.SpanGPUUpload: n,
 		telemetry.SpanGPUCompute: n, telemetry.SpanEpilogue: n, telemetry.SpanVerify: n, telemetry.SpanAssemble: 1,
 	}
 }
-
-// ExpectedSpans are the spans of a job of n partitions proved under the
-// compute interlock: what WaitForTrace should wait for.
-func ExpectedSpans(n int) map[string]int { return expectedSpans(n) }
 
 func (r *runner) ensureJaeger(ctx context.Context, progress io.Writer) (*Jaeger, error) {
 	jc := r.cfg.Jaeger
