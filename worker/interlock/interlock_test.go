@@ -264,8 +264,13 @@ func newDevice(t *testing.T, mode Mode, budget int64, rec *recorder, m *telemetr
 	return d
 }
 
-// first returns which of a, b reached an event first (and the other).
-func first(r *recorder, a, b *slot, kind EventKind, what string) (*slot, *slot) {
+// firstOf waits until a or b reaches an event and returns the one that did
+// (and the other).
+func (r *recorder) firstOf(t *testing.T, a, b *slot, kind EventKind, what string) (*slot, *slot) {
+	t.Helper()
+	r.waitFor(t, fmt.Sprintf("%s or %s %s %s", a.name, b.name, kind, what), func() bool {
+		return r.has(a.name, kind, what) || r.has(b.name, kind, what)
+	})
 	if r.has(a.name, kind, what) {
 		return a, b
 	}
@@ -309,10 +314,7 @@ func TestModeComputeSerializesOnlyCompute(t *testing.T) {
 	a.open(StageUpload)
 	b.open(StageUpload)
 	// One slot gets the compute lock; the other waits for it.
-	rec.waitFor(t, "a slot inside compute", func() bool {
-		return rec.has("A", EventStageStart, StageCompute) || rec.has("B", EventStageStart, StageCompute)
-	})
-	x, y := first(rec, a, b, EventStageStart, StageCompute)
+	x, y := rec.firstOf(t, a, b, EventStageStart, StageCompute)
 	rec.waitEvent(t, y.name, EventWait, LockCompute)
 	require.False(t, rec.has(y.name, EventAcquired, LockCompute), "%s got the compute lock while %s holds it", y.name, x.name)
 	x.open(StageCompute)
@@ -337,10 +339,7 @@ func TestModeSplitSerializesUploadsAndComputesSeparately(t *testing.T) {
 	b := newSlot(f, "B", StageUpload, StageCompute)
 	a.start(context.Background(), d, f)
 	b.start(context.Background(), d, f)
-	rec.waitFor(t, "a slot inside upload", func() bool {
-		return rec.has("A", EventStageStart, StageUpload) || rec.has("B", EventStageStart, StageUpload)
-	})
-	x, y := first(rec, a, b, EventStageStart, StageUpload)
+	x, y := rec.firstOf(t, a, b, EventStageStart, StageUpload)
 	rec.waitEvent(t, y.name, EventWait, LockUpload)
 	require.False(t, rec.has(y.name, EventStageStart, StageUpload), "%s uploads while %s holds the upload lock", y.name, x.name)
 	x.open(StageUpload)
@@ -371,10 +370,7 @@ func TestModeExclusiveSerializesWholeProofs(t *testing.T) {
 	b := newSlot(f, "B", StagePrepare, StageCompute)
 	a.start(context.Background(), d, f)
 	b.start(context.Background(), d, f)
-	rec.waitFor(t, "a slot holding the device", func() bool {
-		return rec.has("A", EventAcquired, LockExclusive) || rec.has("B", EventAcquired, LockExclusive)
-	})
-	x, y := first(rec, a, b, EventAcquired, LockExclusive)
+	x, y := rec.firstOf(t, a, b, EventAcquired, LockExclusive)
 	rec.waitEvent(t, y.name, EventWait, LockExclusive)
 	x.open(StagePrepare)
 	rec.waitEvent(t, x.name, EventStageStart, StageCompute)
