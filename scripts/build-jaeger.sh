@@ -35,7 +35,6 @@ fi
 echo "build-jaeger: building jaeger $version -> $out (about 6.5 min on 2 cores; cached afterwards)" >&2
 start=$(date +%s)
 tmp="$out.tmp.$$"
-trap 'rm -f "$tmp"' EXIT
 # Progress: a line every 30 s while the compiler runs.
 ( while sleep 30; do echo "build-jaeger: still building ($(( $(date +%s) - start ))s)" >&2; done ) &
 ticker=$!
