@@ -49,15 +49,17 @@ func (b *cpuBackend) Load(ctx context.Context, pk *ProvingKey) (Key, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := checkProvingKeyShape(pk); err != nil {
+	if err := CheckProvingKey(pk); err != nil {
 		return nil, err
 	}
 	n := len(pk.H) + 1
 	return &cpuKey{cfg: b.cfg, pk: pk, domain: fft.NewDomain(uint64(n))}, nil
 }
 
-// checkProvingKeyShape validates the relations between section lengths.
-func checkProvingKeyShape(pk *ProvingKey) error {
+// CheckProvingKey validates the relations between pk's section lengths: h
+// of a power of two minus one points (domain ≤ 2^32), a non-empty ic, b_g1
+// and b_g2 of one length, a at least as long as ic. Errors wrap ErrShape.
+func CheckProvingKey(pk *ProvingKey) error {
 	if pk == nil {
 		return fmt.Errorf("%w: nil proving key", ErrShape)
 	}
@@ -99,7 +101,7 @@ func (k *cpuKey) Close() error {
 // query lengths, and that the constraints fit the domain. Errors wrap
 // ErrShape.
 func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
-	if err := checkProvingKeyShape(pk); err != nil {
+	if err := CheckProvingKey(pk); err != nil {
 		return err
 	}
 	if w == nil {

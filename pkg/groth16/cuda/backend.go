@@ -61,27 +61,18 @@ type shape struct {
 	domain, inputs, aux, numA, numB int64
 }
 
+// pkShape checks pk as every backend does (groth16.CheckProvingKey), with
+// this library's smaller domain limit, 2^27.
 func pkShape(pk *groth16.ProvingKey) (shape, error) {
-	if pk == nil {
-		return shape{}, fmt.Errorf("%w: nil proving key", groth16.ErrShape)
+	if pk != nil {
+		if n := int64(len(pk.H)) + 1; n&(n-1) == 0 && n > 1<<27 {
+			return shape{}, fmt.Errorf("%w: domain %d exceeds 2^27", groth16.ErrShape, n)
+		}
 	}
-	n := int64(len(pk.H)) + 1
-	if n < 2 || n&(n-1) != 0 {
-		return shape{}, fmt.Errorf("%w: h has %d points, want a power of two minus one", groth16.ErrShape, len(pk.H))
+	if err := groth16.CheckProvingKey(pk); err != nil {
+		return shape{}, err
 	}
-	if n > 1<<27 {
-		return shape{}, fmt.Errorf("%w: domain %d exceeds 2^27", groth16.ErrShape, n)
-	}
-	if len(pk.VK.IC) == 0 {
-		return shape{}, fmt.Errorf("%w: ic is empty", groth16.ErrShape)
-	}
-	if len(pk.BG1) != len(pk.BG2) {
-		return shape{}, fmt.Errorf("%w: b_g1 has %d points, b_g2 %d", groth16.ErrShape, len(pk.BG1), len(pk.BG2))
-	}
-	if len(pk.A) < len(pk.VK.IC) {
-		return shape{}, fmt.Errorf("%w: a has %d points, fewer than the %d inputs", groth16.ErrShape, len(pk.A), len(pk.VK.IC))
-	}
-	return shape{domain: n, inputs: int64(len(pk.VK.IC)), aux: int64(len(pk.L)),
+	return shape{domain: int64(len(pk.H)) + 1, inputs: int64(len(pk.VK.IC)), aux: int64(len(pk.L)),
 		numA: int64(len(pk.A)), numB: int64(len(pk.BG1))}, nil
 }
 
