@@ -21,11 +21,10 @@ import (
 // device is one device of the worker: its interlock and the keys of every
 // shape loaded on its backend instance.
 type device struct {
-	index   int
-	name    string // "cpu0", "cuda1"
-	backend groth16.Backend
-	lock    *interlock.Device
-	keys    map[string]groth16.Key
+	index int
+	name  string // "cpu0", "cuda1"
+	lock  *interlock.Device
+	keys  map[string]groth16.Key
 }
 
 // Node is a worker. Create it with New, run it with Start, end it with Stop.
@@ -128,7 +127,7 @@ func (n *Node) openDevice(ctx context.Context, opts backend.Options, idx int) (*
 	if err != nil {
 		return nil, fmt.Errorf("node: device %d: %w", idx, err)
 	}
-	d := &device{index: idx, name: b.Name() + strconv.Itoa(idx), backend: b, lock: lock, keys: map[string]groth16.Key{}}
+	d := &device{index: idx, name: b.Name() + strconv.Itoa(idx), lock: lock, keys: map[string]groth16.Key{}}
 	for _, name := range n.cfg.Shapes {
 		sp := n.shapes[name]
 		start := time.Now()

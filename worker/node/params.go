@@ -19,12 +19,10 @@ var ErrParams = errors.New("node: parameters")
 // shapeParams is one shape's resident state: compiled circuit, proving key
 // (host copy), prepared verifying key.
 type shapeParams struct {
-	shape    *porep.Shape
 	compiled *circuit.Compiled
 	pk       *groth16.ProvingKey
 	pvk      *groth16.PreparedVerifyingKey
 	bytes    int64 // size of the .params file
-	loadTook time.Duration
 }
 
 // loadShape compiles the shape's circuit and reads, checks and prepares its
@@ -79,10 +77,9 @@ func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: shape %s: verifying key of %s: %v", ErrParams, name, path, err)
 	}
-	took := time.Since(start)
-	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", took.Round(time.Millisecond),
+	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", time.Since(start).Round(time.Millisecond),
 		"subgroup_checked", !cfg.TrustedParams)
-	return &shapeParams{shape: s, compiled: compiled, pk: pk, pvk: pvk, bytes: fi.Size(), loadTook: took}, nil
+	return &shapeParams{compiled: compiled, pk: pk, pvk: pvk, bytes: fi.Size()}, nil
 }
 
 // checkFits compares the key's section lengths with the circuit.
