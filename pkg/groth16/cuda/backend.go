@@ -219,22 +219,14 @@ func (k *key) Close() error {
 	return nil
 }
 
-// checkWitness validates w against the key's shape (the same rules as
-// groth16.CheckSynthesized, which needs the parameter slices).
+// checkWitness validates w against the key: groth16.CheckSynthesized for a
+// loaded key, checkSynthetic (the key's shape alone) for a synthetic one.
+// Either way w has at least one input (the key's ic is never empty).
 func (k *key) checkWitness(w *groth16.Synthesized) error {
 	if k.pk != nil {
-		if err := groth16.CheckSynthesized(k.pk, w); err != nil {
-			return err
-		}
-	} else {
-		if err := checkSynthetic(k.shape, w); err != nil {
-			return err
-		}
+		return groth16.CheckSynthesized(k.pk, w)
 	}
-	if int64(len(w.Input)) < 1 {
-		return fmt.Errorf("%w: no inputs", groth16.ErrShape)
-	}
-	return nil
+	return checkSynthetic(k.shape, w)
 }
 
 func checkSynthetic(sh shape, w *groth16.Synthesized) error {
