@@ -107,54 +107,39 @@ func (b *Buffer) read(off int64, p unsafe.Pointer, n int64) error {
 }
 
 // WriteFr copies v to the start of the buffer.
-func (b *Buffer) WriteFr(v []fr.Element) error {
-	if len(v) == 0 {
-		return nil
-	}
-	return b.write(0, unsafe.Pointer(&v[0]), int64(len(v))*frSize)
-}
+func (b *Buffer) WriteFr(v []fr.Element) error { return writeSlice(b, v) }
 
 // WriteG1 copies v to the start of the buffer.
-func (b *Buffer) WriteG1(v []curve.G1Affine) error {
-	if len(v) == 0 {
-		return nil
-	}
-	return b.write(0, unsafe.Pointer(&v[0]), int64(len(v))*g1Size)
-}
+func (b *Buffer) WriteG1(v []curve.G1Affine) error { return writeSlice(b, v) }
 
 // WriteG2 copies v to the start of the buffer.
-func (b *Buffer) WriteG2(v []curve.G2Affine) error {
+func (b *Buffer) WriteG2(v []curve.G2Affine) error { return writeSlice(b, v) }
+
+// ReadFr reads the first n elements.
+func (b *Buffer) ReadFr(n int) ([]fr.Element, error) { return readSlice[fr.Element](b, n) }
+
+// ReadG1 reads the first n points.
+func (b *Buffer) ReadG1(n int) ([]curve.G1Affine, error) { return readSlice[curve.G1Affine](b, n) }
+
+// ReadG2 reads the first n points.
+func (b *Buffer) ReadG2(n int) ([]curve.G2Affine, error) { return readSlice[curve.G2Affine](b, n) }
+
+// writeSlice copies v's bytes (gnark-crypto's in-memory layout, which the
+// library shares; see init) to the start of b.
+func writeSlice[T any](b *Buffer, v []T) error {
 	if len(v) == 0 {
 		return nil
 	}
-	return b.write(0, unsafe.Pointer(&v[0]), int64(len(v))*g2Size)
+	return b.write(0, unsafe.Pointer(&v[0]), int64(len(v))*int64(unsafe.Sizeof(v[0])))
 }
 
-// ReadFr reads the first n elements.
-func (b *Buffer) ReadFr(n int) ([]fr.Element, error) {
-	v := make([]fr.Element, n)
+// readSlice reads n values of T from the start of b.
+func readSlice[T any](b *Buffer, n int) ([]T, error) {
+	v := make([]T, n)
 	if n == 0 {
 		return v, nil
 	}
-	return v, b.read(0, unsafe.Pointer(&v[0]), int64(n)*frSize)
-}
-
-// ReadG1 reads the first n points.
-func (b *Buffer) ReadG1(n int) ([]curve.G1Affine, error) {
-	v := make([]curve.G1Affine, n)
-	if n == 0 {
-		return v, nil
-	}
-	return v, b.read(0, unsafe.Pointer(&v[0]), int64(n)*g1Size)
-}
-
-// ReadG2 reads the first n points.
-func (b *Buffer) ReadG2(n int) ([]curve.G2Affine, error) {
-	v := make([]curve.G2Affine, n)
-	if n == 0 {
-		return v, nil
-	}
-	return v, b.read(0, unsafe.Pointer(&v[0]), int64(n)*g2Size)
+	return v, b.read(0, unsafe.Pointer(&v[0]), int64(n)*int64(unsafe.Sizeof(v[0])))
 }
 
 // CopyFrom copies bytes from the start of src to the start of b.
