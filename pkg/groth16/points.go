@@ -34,8 +34,9 @@ func readFp(e *fp.Element, b []byte) error {
 	return nil
 }
 
-// checkUncompressedFlags validates the flag bits of an uncompressed encoding
-// of n bytes and reports whether it encodes the point at infinity.
+// checkUncompressedFlags validates the flag bits of the uncompressed encoding
+// b (all of it: infinity must have every other bit zero) and reports whether
+// it encodes the point at infinity.
 func checkUncompressedFlags(b []byte) (infinity bool, err error) {
 	switch b[0] & flagMask {
 	case 0:
