@@ -138,10 +138,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.listen, err)
 	}
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
-	hs := &http.Server{Handler: srv.Mux(), Protocols: protocols, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Mux(), Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", natsURL),

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -225,10 +224,7 @@ func newCluster(t testing.TB, qcfg queue.Config) *cluster {
 	require.NoError(t, err)
 	require.NoError(t, srv.Start(ctx))
 	hs := httptest.NewUnstartedServer(srv.Mux())
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	hs.Config.Protocols = protocols
+	hs.Config.Protocols = server.Protocols()
 	hs.Start()
 	t.Cleanup(func() {
 		hs.CloseClientConnections()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -100,10 +99,7 @@ func (c *cluster) startCoordinator(cfg server.Config) *coordinator {
 	require.NoError(c.t, err)
 	require.NoError(c.t, srv.Start(c.ctx))
 	hs := httptest.NewUnstartedServer(srv.Mux())
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS, as coordinator serve does
-	hs.Config.Protocols = protocols
+	hs.Config.Protocols = server.Protocols() // gRPC without TLS, as coordinator serve does
 	hs.Start()
 	co := &coordinator{srv: srv, http: hs, client: client.New(hs.URL), grpc: client.New(hs.URL, client.WithGRPC())}
 	c.t.Cleanup(co.Stop)

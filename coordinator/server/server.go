@@ -133,6 +133,15 @@ func (s *Server) Mux() *http.ServeMux {
 	return mux
 }
 
+// Protocols are the HTTP protocols to serve Mux with: HTTP/1.1 and HTTP/2
+// without TLS, so gRPC works on a plain-text port.
+func Protocols() *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return p
+}
+
 // Start reconciles jobs a previous coordinator left half-way and starts the
 // assembler, the dead-letter handler and the queue-depth refresher. They
 // run until Stop.
