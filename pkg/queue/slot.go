@@ -23,12 +23,8 @@ type Delivery struct {
 	// Attempt is the delivery count (1 for the first delivery); use it as
 	// the fencing number of the partition's result.
 	Attempt int
-	// StreamSeq is the task's stream sequence.
-	StreamSeq uint64
 	// Published is when the task entered the stream.
 	Published time.Time
-	// Msg is the raw JetStream message (for handlers that need headers).
-	Msg jetstream.Msg
 }
 
 // Handler proves one delivered task. ctx carries the producer's trace
@@ -251,7 +247,7 @@ func (s *Slot) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.TermWithReason(termReason(msgIDOf(msg), err))
 		return
 	}
-	d := &Delivery{Task: task, Attempt: int(meta.NumDelivered), StreamSeq: meta.Sequence.Stream, Published: meta.Timestamp, Msg: msg}
+	d := &Delivery{Task: task, Attempt: int(meta.NumDelivered), Published: meta.Timestamp}
 	log = log.With(telemetry.LogJob(task.JobId), telemetry.LogPartition(int(task.Partition)), telemetry.LogAttempt(d.Attempt))
 	hctx := telemetry.ExtractNATS(ctx, msg.Headers())
 
