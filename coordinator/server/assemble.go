@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -45,7 +46,7 @@ func (s *Server) assemble(ctx context.Context, jobID string) (err error) {
 	if err != nil {
 		return err
 	}
-	whole := make([]byte, 0, len(proofs)*192)
+	whole := make([]byte, 0, len(proofs)*groth16.ProofSize)
 	for k, p := range proofs {
 		if p == nil {
 			return s.failJob(ctx, j, "assemble", fmt.Sprintf("job is assembling but partition %d has no proof", k))

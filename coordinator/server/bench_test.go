@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
@@ -77,11 +79,7 @@ func benchProofs(b *testing.B, c *cluster, doc []byte) [][]byte {
 	cancel()
 	<-done
 	co.Stop()
-	proofs := make([][]byte, st.Partitions)
-	for k := range proofs {
-		proofs[k] = st.Proof[k*192 : (k+1)*192]
-	}
-	return proofs
+	return slices.Collect(slices.Chunk(st.Proof, groth16.ProofSize))
 }
 
 // BenchmarkCoordinationOverhead: one 3-partition job at a time, 3 slots;

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -280,10 +279,7 @@ func verifyIndependently(t testing.TB, doc []byte, proof []byte) {
 	proofs, err := groth16.SplitProofs(proof)
 	require.NoError(t, err)
 	require.Len(t, proofs, out.Shape.Partitions)
-	f, err := os.Open(filepath.Join(paramsDir, testShape+".vk"))
-	require.NoError(t, err)
-	defer f.Close()
-	vk, err := groth16.ReadVerifyingKey(f)
+	vk, err := groth16.ReadVerifyingKeyFile(circuit.VKPath(paramsDir, testShape))
 	require.NoError(t, err)
 	for k, p := range proofs {
 		in, err := circuit.PublicInputs(out, k)
