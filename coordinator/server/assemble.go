@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -36,10 +35,7 @@ func (s *Server) assemble(ctx context.Context, jobID string) (err error) {
 	ctx, span := telemetry.Tracer().Start(ctx, telemetry.SpanAssemble, trace.WithAttributes(
 		telemetry.AttrJob.String(j.ID), telemetry.AttrShape.String(j.Shape), telemetry.AttrPartitions.Int(j.Partitions)))
 	defer func() {
-		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
-		}
+		telemetry.RecordFailure(span, err)
 		span.End()
 	}()
 	proofs, err := s.store.Proofs(ctx, j.ID, j.Partitions)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
@@ -67,8 +66,7 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		result := "accepted"
 		if err != nil {
 			result = "rejected"
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			telemetry.RecordFailure(span, err)
 			s.log.WarnContext(ctx, "coordinator: submit rejected", slog.Any("err", err))
 		}
 		s.cfg.Metrics.SubmitsTotal.WithLabelValues(result).Inc()

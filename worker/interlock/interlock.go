@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 
@@ -282,8 +281,7 @@ func (p *proofRun) stage(ctx context.Context, stage, metric string, fn func(cont
 	took := time.Since(start)
 	p.emit(Event{Kind: EventStageEnd, Stage: stage})
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		telemetry.RecordFailure(span, err)
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return err
 		}
@@ -347,8 +345,7 @@ func (p *proofRun) wait(ctx context.Context, lock string, bytes int64, acquire f
 		p.d.cfg.Metrics.LockWaitSeconds.WithLabelValues(p.d.label, lock).Observe(took.Seconds())
 	}
 	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
+		telemetry.RecordFailure(span, err)
 		span.End()
 		return fmt.Errorf("interlock: device %d: waiting for %s: %w", p.d.cfg.Index, lock, err)
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -73,8 +72,7 @@ func (n *Node) handler(sr *slotRunner) queue.Handler {
 				err = nil
 			}
 			if err != nil {
-				span.RecordError(err)
-				span.SetStatus(codes.Error, err.Error())
+				telemetry.RecordFailure(span, err)
 				n.recordFailure(ctx, log, d, err)
 			}
 			span.End()
@@ -169,10 +167,7 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 	start = time.Now()
 	w, err := sp.compiled.Synthesize(sctx, out, k)
 	tm.Synthesis = time.Since(start)
-	if err != nil {
-		sspan.RecordError(err)
-		sspan.SetStatus(codes.Error, err.Error())
-	}
+	telemetry.RecordFailure(sspan, err)
 	sspan.End()
 	switch {
 	case err != nil && (errors.Is(err, circuit.ErrInvalidInput) || errors.Is(err, circuit.ErrUnsatisfied)):
@@ -215,10 +210,7 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 	start = time.Now()
 	verr := n.verify(sp, out, k, proof)
 	tm.Verify = time.Since(start)
-	if verr != nil {
-		vspan.RecordError(verr)
-		vspan.SetStatus(codes.Error, verr.Error())
-	}
+	telemetry.RecordFailure(vspan, verr)
 	vspan.End()
 	if verr != nil {
 		return queue.Retry(fmt.Errorf("%w: partition %d on %s: %w", ErrProofInvalid, k, sr.dev.name, verr), n.cfg.RetryDelay)
