@@ -284,10 +284,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("single: listen %s: %w", listen, err)
 	}
-	protocols := new(http.Protocols)
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	hs := &http.Server{Handler: srv.Mux(), Protocols: protocols, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: srv.Mux(), Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	r.atExit(func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
