@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"sync"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -135,12 +135,11 @@ func (p *PoRep) vk(shape string) (*groth16.PreparedVerifyingKey, error) {
 		return v, nil
 	}
 	path := circuit.VKPath(p.ParamsDir, shape)
-	f, err := os.Open(path)
-	if err != nil {
+	// The same strict reader as the workers': trailing bytes are an error too.
+	vk, err := groth16.ReadVerifyingKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: %s: no verifying key: %w", ErrUnsupportedShape, shape, err)
 	}
-	defer f.Close()
-	vk, err := groth16.ReadVerifyingKey(f)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: verifying key %s: %w", ErrUnsupportedShape, shape, path, err)
 	}
