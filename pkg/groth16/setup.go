@@ -125,7 +125,7 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	rows := m + nIn
 	n := c.DomainSize()
 	if n > 1<<32 {
-		return nil, fmt.Errorf("groth16: setup: domain 2^%d too large", n)
+		return nil, fmt.Errorf("groth16: setup: domain of %d points too large (at most 2^32)", n)
 	}
 	omega, err := fft.Generator(uint64(n))
 	if err != nil {
