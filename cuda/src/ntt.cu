@@ -227,10 +227,11 @@ __device__ __forceinline__ void st_sm(uint32_t* sm, uint32_t E, uint32_t p, cons
 // One round: the R radix-2 stages s0 .. s0+R-1 of the K-point transform,
 // in registers. A thread takes the 2^R rows a0 | (j << s0) of one column l
 // (a0 has zero bits [s0, s0+R)). Stage s pairs rows a, a | 2^s (bit s of a
-// clear) with twiddle u^(a mod 2^s), u the root of order 2^(s+1) (= tws[2^(BITS-1-s)];
-// s = 0 needs none). The first round reads global memory (DIT: times the
-// inter-pass twiddle), the last writes it (DIF: times the inter-pass
-// twiddle); the others go through shared memory.
+// clear) with the twiddle u^(a mod 2^s), u = tws[2^(BITS-1-s)] of order
+// 2^(s+1); the product is skipped where that exponent is 0 in every thread
+// (s0 = 0 and the low bits of j zero). The first round reads global memory
+// (DIT: times the inter-pass twiddle), the last writes it (DIF: times the
+// inter-pass twiddle); the others go through shared memory.
 template <bool DIT, int R>
 __device__ __forceinline__ void ntt_round(const ntt_pass_args& p, uint32_t* sm, uint64_t base, uint32_t col0, uint32_t s0,
                                           bool first, bool last) {
@@ -256,11 +257,11 @@ __device__ __forceinline__ void ntt_round(const ntt_pass_args& p, uint32_t* sm, 
     C2G_UNROLL for (uint32_t bb = 0; bb < (uint32_t)R; bb++) {
       const uint32_t b = DIT ? bb : R - 1 - bb;
       const uint32_t s = s0 + b, h = 1u << b;
-      const bool no_mul = s == 0;  // the twiddle is 1
       C2G_UNROLL for (uint32_t jj = 0; jj < NJ / 2; jj++) {
         const uint32_t j = ((jj >> b) << (b + 1)) | (jj & (h - 1)), j1 = j | h;
         // row of x[j] mod 2^s (a0's bits [s0, s) are zero)
         const uint32_t e = (q & s0mask) | ((j & (h - 1)) << s0);
+        const bool no_mul = s0 == 0 && (j & (h - 1)) == 0;  // e == 0: twiddle 1 (all of stage 0)
         if (DIT) {
           fr_t y = x[j1];
           if (!no_mul) y = y * ld_fr_ro(p.tws + (e << (NTT_TWS_BITS - 1 - s)));
@@ -394,6 +395,7 @@ template <bool DIT>
 static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st) {
   check_tables(log_n, t);
   if (log_n == 0) return;
+  if ((uintptr_t)d & 15) throw_invalid("ntt: data must be 16-byte aligned");
   ntt_pass_plan plan[NTT_MAX_LOG + 1];
   const uint32_t np = ntt_plan(log_n, plan);
   for (uint32_t i = 0; i < np; i++) {
