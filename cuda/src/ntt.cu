@@ -189,6 +189,12 @@ struct ntt_pass_args {
   const fr_t* tws;    // tw_small, or tw_small + H for the inverse
   uint32_t lo_bit, k, g, max_log;
   uint32_t inverse;
+  // Optional (DIT, lo_bit = 0 pass only): input element i (bit-reversed
+  // position) times co_scale * g^bitrev_n(i) before the transform.
+  const fr_t* co_lo;
+  const fr_t* co_hi;
+  fr_t co_scale;
+  uint32_t log_n;
 };
 
 constexpr uint32_t NTT_TWS_BITS = NTT_MAX_PASS_BITS;
@@ -240,6 +246,7 @@ __device__ __forceinline__ void ntt_round(const ntt_pass_args& p, uint32_t* sm, 
   const uint32_t groups = E >> R;
   const uint32_t s0mask = (1u << s0) - 1;
   const bool tw_in = DIT && first && p.lo_bit != 0, tw_out = !DIT && last && p.lo_bit != 0;
+  const bool co_in = DIT && first && p.co_lo != nullptr;
   const uint32_t tw_shift = p.max_log - p.lo_bit - p.k;
   for (uint32_t gid = threadIdx.x; gid < groups; gid += blockDim.x) {
     const uint32_t l = gid & (G - 1), q = gid >> g;
@@ -248,7 +255,9 @@ __device__ __forceinline__ void ntt_round(const ntt_pass_args& p, uint32_t* sm, 
     C2G_UNROLL for (uint32_t j = 0; j < NJ; j++) {
       const uint32_t a = a0 | (j << s0);
       if (first) {
-        x[j] = ld_fr(p.d + base + ((uint64_t)a << p.lo_bit) + l);
+        const uint64_t i = base + ((uint64_t)a << p.lo_bit) + l;
+        x[j] = ld_fr(p.d + i);
+        if (co_in) x[j] = x[j] * p.co_scale * coset_pow(p.co_lo, p.co_hi, bitrev((uint32_t)i, p.log_n));
         if (tw_in) x[j] = x[j] * omega_pow(p.omega, ((col0 + l) * bitrev(a, p.k)) << tw_shift, p.max_log, p.inverse);
       } else {
         x[j] = ld_sm(sm, E, ntt_swz((a << g) | l));
@@ -331,14 +340,6 @@ __global__ void k_scale_natural(fr_t* d, uint64_t n, fr_t scale, const fr_t* lo,
   }
 }
 
-// Bit-reversed coefficients: d[p] *= scale * g^bitrev(p).
-__global__ void k_scale_bitrev(fr_t* d, uint32_t log_n, fr_t scale, const fr_t* lo, const fr_t* hi) {
-  uint64_t n = 1ull << log_n;
-  for (uint64_t p = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; p < n; p += (uint64_t)gridDim.x * blockDim.x) {
-    d[p] = d[p] * scale * coset_pow(lo, hi, bitrev((uint32_t)p, log_n));
-  }
-}
-
 // out[j] = canonical(in[p] * scale * g^-j), j = bitrev(p).
 __global__ void k_h_finish(const fr_t* in, fr_t* out, uint32_t log_n, fr_t scale, const fr_t* lo, const fr_t* hi) {
   uint64_t n = 1ull << log_n;
@@ -392,7 +393,8 @@ static uint32_t ntt_plan(uint32_t log_n, ntt_pass_plan* out) {
 }
 
 template <bool DIT>
-static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st) {
+static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st,
+                       const fr_t* co_lo = nullptr, const fr_t* co_hi = nullptr, fr_t co_scale = fr_t::zero()) {
   check_tables(log_n, t);
   if (log_n == 0) return;
   if ((uintptr_t)d & 15) throw_invalid("ntt: data must be 16-byte aligned");
@@ -409,6 +411,10 @@ static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& 
     a.g = pp.g;
     a.max_log = t.max_log;
     a.inverse = inverse;
+    a.co_lo = pp.lo_bit == 0 ? co_lo : nullptr;
+    a.co_hi = co_hi;
+    a.co_scale = co_scale;
+    a.log_n = log_n;
     const uint32_t ebits = pp.k + pp.g;
     const uint32_t threads = ebits >= 3 ? (1u << ebits) >> 3 : 1;
     const uint64_t blocks = (1ull << log_n) >> ebits;
@@ -452,9 +458,8 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
   fr_t* v[3] = {a, b, c};
   for (int i = 0; i < 3; i++) {
     ntt_dif(v[i], log_n, true, t, st);  // evaluations -> coefficients (bit-reversed, times n)
-    C2G_LAUNCH(k_scale_bitrev, elementwise_grid(n), 256, 0, st, v[i], log_n, ninv, t.g_lo, t.g_hi);
-    CK_LAUNCH("k_scale_bitrev");
-    ntt_dit(v[i], log_n, false, t, st);  // coset evaluations, natural order
+    // coefficient j times g^j / n (fused into the first DIT pass), then coset evaluations, natural order
+    ntt_passes<true>(v[i], log_n, false, t, st, t.g_lo, t.g_hi, ninv);
   }
   // Z(g w^i) = g^n - 1 on the whole coset
   fr_t zinv = fr_host_inv(fr_host_pow(fr_host_coset_gen(), n) - fr_host_one());
