@@ -9,9 +9,13 @@
 //  2. Pippenger on the rest, one window at a time: signed c-bit digits
 //     (digit in [-2^(c-1), 2^(c-1)], bucket = |digit| - 1, sign applied to
 //     the base), a CUB radix sort of (bucket, base index | sign), then the
-//     sorted run of each bucket is cut into chunks of at most MSM_CHUNK
-//     points, one thread per chunk (so skewed buckets cannot stall one
-//     thread), and the chunks of a bucket are merged by a pairwise tree.
+//     sorted array is cut into equal slices of K points, one thread per
+//     slice, whatever the bucket boundaries (every thread of a warp does the
+//     same number of mixed additions, so skewed or uneven buckets cost no
+//     divergence). A run of one bucket that lies inside a slice is a whole
+//     bucket and is stored as its sum; the first and last run of each slice
+//     may be shared with neighbouring slices and go to per-slice slots that
+//     a fix-up kernel adds per bucket.
 //  3. Bucket reduction sum_b (b+1) B_b per window with segmented running
 //     sums (one thread per MSM_SEG buckets; a segment's weight offset is
 //     applied with a small scalar multiplication), a tree sum of the
@@ -26,8 +30,9 @@
 
 namespace c2g {
 
-constexpr uint32_t MSM_CHUNK = 32;       // points per accumulation chunk
-constexpr uint32_t MSM_ONES_CHUNK = 32;  // points per thread when summing the ones
+constexpr uint32_t MSM_SLICE_MIN = 8;    // points per accumulation slice (small MSMs)
+constexpr uint32_t MSM_SLICE_MAX = 64;   // ... and for large ones
+constexpr uint32_t MSM_ONES_CHUNK = 64;  // points per thread when summing the ones
 constexpr uint32_t MSM_SEG = 64;         // buckets per reduction segment
 constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 22;
@@ -49,15 +54,26 @@ inline msm_window_plan msm_plan_for(uint32_t c) {
   return p;
 }
 
+// Points per accumulation slice for n points: large enough that the
+// per-slice fix-up stays a few percent of the work, small enough that the
+// grid keeps every SM busy for several waves (2^19 slices at most).
+inline uint32_t msm_slice_for(uint64_t n) {
+  uint64_t k = (n + (1u << 19) - 1) >> 19;
+  if (k < MSM_SLICE_MIN) k = MSM_SLICE_MIN;
+  if (k > MSM_SLICE_MAX) k = MSM_SLICE_MAX;
+  return (uint32_t)k;
+}
+
 // Window size minimizing a simple cost model (in field-multiplication
-// units): per window, one mixed addition per point, chunk merges, the bucket
-// reduction, and a fixed launch overhead.
+// units): per window, one mixed addition per point, slice fix-ups, the
+// bucket reduction, and a fixed launch overhead.
 inline uint32_t msm_choose_c(uint64_t n) {
   double best = 0;
   uint32_t bc = MSM_CMIN;
+  const double slices = (double)n / msm_slice_for(n);
   for (uint32_t c = MSM_CMIN; c <= MSM_CMAX; c++) {
     msm_window_plan p = msm_plan_for(c);
-    double per = 10.0 * n + 14.0 * n / MSM_CHUNK + 28.0 * p.M + 420.0 * p.S + 2e5;
+    double per = 10.0 * n + 28.0 * slices + 28.0 * p.M + 420.0 * p.S + 2e5;
     double cost = per * p.W;
     if (c == MSM_CMIN || cost < best) {
       best = cost;
@@ -76,11 +92,11 @@ struct msm_scratch {
   uint32_t nb = 0;  // classification tiles
   uint32_t *idx_one, *idx_other, *cnt_one, *cnt_other, *off_one, *off_other;
   uint32_t *keys0, *keys1, *vals0, *vals1;
-  uint32_t *bstart, *bend, *nch, *choff, *maxnc, *chbucket;
-  P *partial, *T, *ones_sum;
+  uint32_t *bstart, *bend;
+  P *buckets, *run_first, *run_last, *T, *ones_sum;
   void* cub_temp;
   size_t cub_bytes = 0;
-  uint64_t max_chunks = 0;
+  uint64_t max_slices = 0;  // entries of run_first (also the ones' partial sums) and run_last
 
   // layout assigns every region; with a.base == nullptr it only sizes them.
   void layout(arena& a, uint64_t n) {
@@ -94,7 +110,8 @@ struct msm_scratch {
       if ((uint64_t)p.W * p.S > t_max) t_max = (uint64_t)p.W * p.S;
     }
     nb = ceil_div_u32(nn, CL_TILE);
-    max_chunks = ceil_div(nn, MSM_CHUNK) + pm.M;
+    max_slices = ceil_div(nn, msm_slice_for(nn));
+    if (ceil_div(nn, MSM_ONES_CHUNK) > max_slices) max_slices = ceil_div(nn, MSM_ONES_CHUNK);
     idx_one = a.take_n<uint32_t>(nn);
     idx_other = a.take_n<uint32_t>(nn);
     cnt_one = a.take_n<uint32_t>(nb + 1);
@@ -107,22 +124,18 @@ struct msm_scratch {
     vals1 = a.take_n<uint32_t>(nn);
     bstart = a.take_n<uint32_t>(pm.M);
     bend = a.take_n<uint32_t>(pm.M);
-    nch = a.take_n<uint32_t>(pm.M + 1);
-    choff = a.take_n<uint32_t>(pm.M + 1);
-    maxnc = a.take_n<uint32_t>(4);
-    chbucket = a.take_n<uint32_t>(max_chunks);
-    partial = a.take_n<P>(max_chunks);
+    buckets = a.take_n<P>(pm.M);
+    run_first = a.take_n<P>(max_slices);
+    run_last = a.take_n<P>(max_slices);
     T = a.take_n<P>(t_max);
     ones_sum = a.take_n<P>(1);
     // CUB temporary storage: the largest of the sort and the scans.
-    size_t sort_b = 0, scan_b = 0, scan_b2 = 0;
+    size_t sort_b = 0, scan_b = 0;
     cub::DoubleBuffer<uint32_t> dk(keys0, keys1), dv(vals0, vals1);
     CK(cub::DeviceRadixSort::SortPairs(nullptr, sort_b, dk, dv, (int)nn, 0, (int)c_max, (cudaStream_t)0));
-    CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, nch, choff, (int)(pm.M + 1), (cudaStream_t)0));
-    CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b2, cnt_one, off_one, (int)(nb + 1), (cudaStream_t)0));
+    CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, cnt_one, off_one, (int)(nb + 1), (cudaStream_t)0));
     cub_bytes = sort_b;
     if (scan_b > cub_bytes) cub_bytes = scan_b;
-    if (scan_b2 > cub_bytes) cub_bytes = scan_b2;
     cub_temp = a.take(cub_bytes);
   }
 };
@@ -166,73 +179,104 @@ __global__ void k_class_scatter(const fr_t* sc, uint32_t n, const uint32_t* off1
 __global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t* keys,
                          uint32_t* vals);
 __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, uint32_t* bstart, uint32_t* bend);
-__global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uint32_t M, uint32_t* nch,
-                               uint32_t* maxnc);
+
+// Minimum resident blocks of 128 threads per SM asked of ptxas for the
+// accumulation kernel (a register cap: 4 means at most 128 registers).
+#ifndef C2G_ACC_MIN_BLOCKS
+#define C2G_ACC_MIN_BLOCKS 1
+#endif
 
 template <class F>
-__global__ void __launch_bounds__(128) k_accumulate(const affine_t<F>* __restrict__ bases,
-                                                    const uint32_t* __restrict__ vals,
-                                                    const uint32_t* __restrict__ bstart,
-                                                    const uint32_t* __restrict__ bend,
-                                                    const uint32_t* __restrict__ choff, uint32_t M,
-                                                    uint32_t max_chunks, xyzz_t<F>* partial, uint32_t* chbucket) {
-  uint32_t c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= max_chunks) return;
-  uint32_t total = choff[M];
-  if (c >= total) return;
-  uint32_t lo = 0, hi = M;  // choff[lo] <= c < choff[hi]
-  while (hi - lo > 1) {
-    uint32_t mid = (lo + hi) >> 1;
-    if (choff[mid] <= c)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  uint32_t b = lo;
-  uint32_t s = bstart[b] + (c - choff[b]) * MSM_CHUNK;
-  uint32_t e = min(s + MSM_CHUNK, bend[b]);
-  xyzz_t<F> acc = xyzz_t<F>::inf();
-  for (uint32_t i = s; i < e; i++) {
-    uint32_t v = vals[i];
-    affine_t<F> p = ldg_vec(bases + (v & 0x7fffffffu));
-    if (v >> 31) p.Y = p.Y.neg();
-    acc.add_affine(p);
-  }
-  partial[c] = acc;
-  chbucket[c] = b;
+__device__ __forceinline__ affine_t<F> signed_base(const affine_t<F>* __restrict__ bases, uint32_t v) {
+  affine_t<F> p = ldg_vec(bases + (v & 0x7fffffffu));
+  if (v >> 31) p.Y = p.Y.neg();
+  return p;
 }
 
+// One thread per slice [t*K, min(t*K + K, n)) of the sorted (keys, vals):
+// the run of the bucket holding the slice's first point goes to
+// run_first[t], the run holding its last point (when it is another run) to
+// run_last[t] (else infinity), and every run in between, which is a whole
+// bucket, to buckets[key]. Keys >= M (zero digits) are sorted last and end
+// the slice.
 template <class F>
-__global__ void __launch_bounds__(128) k_merge(xyzz_t<F>* partial, const uint32_t* __restrict__ chbucket,
-                                               const uint32_t* __restrict__ choff, const uint32_t* __restrict__ maxnc,
-                                               uint32_t s, uint32_t M, uint32_t max_chunks) {
-  if (s >= *maxnc) return;  // most rounds: every block leaves at once
-  const uint32_t total = min(max_chunks, choff[M]);
-  for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < total; c += gridDim.x * blockDim.x) {
-    uint32_t b = chbucket[c];
-    uint32_t k = c - choff[b];
-    uint32_t nc = choff[b + 1] - choff[b];
-    if ((k & (2 * s - 1)) == 0 && k + s < nc) {
-      xyzz_t<F> acc = partial[c];
-      acc.add(partial[c + s]);
-      partial[c] = acc;
-    }
+__global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const affine_t<F>* __restrict__ bases,
+                                                    const uint32_t* __restrict__ keys,
+                                                    const uint32_t* __restrict__ vals, uint32_t n, uint32_t K,
+                                                    uint32_t M, xyzz_t<F>* buckets, xyzz_t<F>* run_first,
+                                                    xyzz_t<F>* run_last) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint64_t s64 = (uint64_t)t * K;
+  if (s64 >= n) return;
+  const uint32_t s = (uint32_t)s64, e = s64 + K < n ? (uint32_t)(s64 + K) : n;
+  uint32_t cur = keys[s];
+  if (cur >= M) {
+    run_first[t] = xyzz_t<F>::inf();
+    run_last[t] = xyzz_t<F>::inf();
+    return;
   }
+  xyzz_t<F> acc = xyzz_t<F>::from_affine(signed_base(bases, vals[s]));
+  bool first = true;
+  for (uint32_t i = s + 1; i < e; i++) {
+    const uint32_t k = keys[i];
+    if (k == cur) {
+      acc.add_affine(signed_base(bases, vals[i]));
+      continue;
+    }
+    if (first)
+      run_first[t] = acc;
+    else
+      buckets[cur] = acc;
+    first = false;
+    cur = k;
+    if (k >= M) break;
+    acc = xyzz_t<F>::from_affine(signed_base(bases, vals[i]));
+  }
+  if (cur >= M) {
+    run_last[t] = xyzz_t<F>::inf();
+  } else if (first) {
+    run_first[t] = acc;
+    run_last[t] = xyzz_t<F>::inf();
+  } else {
+    run_last[t] = acc;
+  }
+}
+
+// One thread per bucket: completes the buckets k_accumulate left in the
+// per-slice slots (those holding a slice's first or last point) and marks
+// empty buckets as infinity; buckets inside one slice are already done.
+template <class F>
+__global__ void __launch_bounds__(128) k_bucket_fixup(const uint32_t* __restrict__ bstart,
+                                                      const uint32_t* __restrict__ bend, uint32_t n, uint32_t K,
+                                                      uint32_t M, const xyzz_t<F>* __restrict__ run_first,
+                                                      const xyzz_t<F>* __restrict__ run_last, xyzz_t<F>* buckets) {
+  const uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= M) return;
+  const uint32_t s = bstart[b], e = bend[b];
+  if (e == s) {
+    buckets[b] = xyzz_t<F>::inf();
+    return;
+  }
+  const uint32_t t0 = s / K, t1 = (e - 1) / K;
+  const uint64_t end0_64 = (uint64_t)t0 * K + K;
+  const uint32_t end0 = end0_64 < n ? (uint32_t)end0_64 : n;
+  const bool starts_slice = s == t0 * K, ends_slice = e >= end0;
+  if (!starts_slice && !ends_slice) return;  // interior run: complete
+  xyzz_t<F> acc = starts_slice ? run_first[t0] : run_last[t0];
+  for (uint32_t t = t0 + 1; t <= t1; t++) acc.add(run_first[t]);
+  buckets[b] = acc;
 }
 
 // One thread per segment of L buckets of one window: writes
 // sum_{j<L} (sL + j + 1) * B_{sL+j} to T[s].
 template <class F>
-__global__ void __launch_bounds__(128) k_bucket_segments(const xyzz_t<F>* __restrict__ partial,
-                                                         const uint32_t* __restrict__ choff, uint32_t L, uint32_t S,
-                                                         xyzz_t<F>* T) {
+__global__ void __launch_bounds__(128) k_bucket_segments(const xyzz_t<F>* __restrict__ buckets, uint32_t L,
+                                                         uint32_t S, xyzz_t<F>* T) {
   uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= S) return;
   xyzz_t<F> running = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
   for (int j = (int)L - 1; j >= 0; j--) {
-    uint32_t b = s * L + (uint32_t)j;
-    uint32_t o = choff[b];
-    if (choff[b + 1] > o) running.add(partial[o]);
+    running.add(buckets[s * L + (uint32_t)j]);
     acc.add(running);
   }
   if (s > 0) acc.add(running.mul_u64((uint64_t)s * L));
@@ -349,10 +393,10 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   const P* extra = nullptr;
   if (n1 > 0) {
     uint32_t parts = ceil_div_u32(n1, MSM_ONES_CHUNK);
-    C2G_LAUNCH(k_sum_indexed<F>, grid_for(parts, 128), 128, 0, st, bases, s.idx_one, n1, s.partial);
+    C2G_LAUNCH(k_sum_indexed<F>, grid_for(parts, 128), 128, 0, st, bases, s.idx_one, n1, s.run_first);
     CK_LAUNCH("k_sum_indexed");
-    tree_sum<F>(s.partial, 0, 1, parts, st);
-    CK(cudaMemcpyAsync(s.ones_sum, s.partial, sizeof(P), cudaMemcpyDeviceToDevice, st));
+    tree_sum<F>(s.run_first, 0, 1, parts, st);
+    CK(cudaMemcpyAsync(s.ones_sum, s.run_first, sizeof(P), cudaMemcpyDeviceToDevice, st));
     extra = s.ones_sum;
   }
   if (n2 == 0) {
@@ -376,8 +420,8 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
   if (info) info->window_bits = c;
-  const uint32_t max_chunks = (uint32_t)(ceil_div(n2, MSM_CHUNK) + p.M);
-  const uint32_t max_per_bucket = ceil_div_u32(n2, MSM_CHUNK);
+  const uint32_t K = msm_slice_for(n2);
+  const uint32_t slices = ceil_div_u32(n2, K);
   for (uint32_t w = 0; w < p.W; w++) {
     if (cancel) cancel->check();
     C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, s.idx_other, n2, c, w, s.keys0, s.vals0);
@@ -389,26 +433,15 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     const uint32_t* vals = dv.Current();
     CK(cudaMemsetAsync(s.bstart, 0, sizeof(uint32_t) * p.M, st));
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
-    CK(cudaMemsetAsync(s.maxnc, 0, sizeof(uint32_t), st));
     C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
-    C2G_LAUNCH_SYNC(k_chunk_counts, grid_for(p.M + 1, 256), 256, 0, st, s.bstart, s.bend, p.M, s.nch, s.maxnc);
-    CK_LAUNCH("k_chunk_counts");
-    tb = s.cub_bytes;
-    CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.nch, s.choff, (int)(p.M + 1), st));
-    C2G_LAUNCH(k_accumulate<F>, grid_for(max_chunks, 128), 128, 0, st, bases, vals, s.bstart, s.bend, s.choff, p.M,
-                                                                max_chunks, s.partial, s.chbucket);
+    C2G_LAUNCH(k_accumulate<F>, grid_for(slices, 128), 128, 0, st, bases, keys, vals, n2, K, p.M, s.buckets,
+               s.run_first, s.run_last);
     CK_LAUNCH("k_accumulate");
-    // merge rounds: a grid-stride grid of bounded size, so the rounds past
-    // the largest bucket's chunk count cost only a launch each
-    dim3 mg = grid_for(max_chunks, 128);
-    if (mg.x > 132 * 8) mg.x = 132 * 8;
-    for (uint32_t m = 1; m < max_per_bucket; m *= 2) {
-      C2G_LAUNCH(k_merge<F>, mg, 128, 0, st, s.partial, s.chbucket, s.choff, s.maxnc, m, p.M,
-                                                            max_chunks);
-      CK_LAUNCH("k_merge");
-    }
-    C2G_LAUNCH(k_bucket_segments<F>, grid_for(p.S, 128), 128, 0, st, s.partial, s.choff, p.L, p.S, s.T + (uint64_t)w * p.S);
+    C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, s.bstart, s.bend, n2, K, p.M, s.run_first,
+               s.run_last, s.buckets);
+    CK_LAUNCH("k_bucket_fixup");
+    C2G_LAUNCH(k_bucket_segments<F>, grid_for(p.S, 128), 128, 0, st, s.buckets, p.L, p.S, s.T + (uint64_t)w * p.S);
     CK_LAUNCH("k_bucket_segments");
   }
   tree_sum<F>(s.T, p.S, p.W, p.S, st);

@@ -1,5 +1,5 @@
 // Curve-independent MSM kernels: scalar conversion, classification, signed
-// digits, bucket bounds and chunk counts.
+// digits and bucket bounds.
 #include "digits.cuh"
 #include "msm.cuh"
 
@@ -100,16 +100,6 @@ __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, ui
   if (k >= M) return;
   if (i == 0 || keys[i - 1] != k) bstart[k] = i;
   if (i == n - 1 || keys[i + 1] != k) bend[k] = i + 1;
-}
-
-__global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uint32_t M, uint32_t* nch,
-                               uint32_t* maxnc) {
-  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
-  uint32_t cnt = 0;
-  if (b < M) cnt = (bend[b] - bstart[b] + MSM_CHUNK - 1) / MSM_CHUNK;
-  if (b <= M) nch[b] = cnt;
-  uint32_t m = __reduce_max_sync(0xffffffffu, cnt);
-  if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(maxnc, m);
 }
 
 }  // namespace c2g
