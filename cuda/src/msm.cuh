@@ -33,7 +33,7 @@ namespace c2g {
 constexpr uint32_t MSM_SLICE_MIN = 8;    // points per accumulation slice (small MSMs)
 constexpr uint32_t MSM_SLICE_MAX = 64;   // ... and for large ones
 constexpr uint32_t MSM_ONES_CHUNK = 64;  // points per thread when summing the ones
-constexpr uint32_t MSM_SEG = 64;         // buckets per reduction segment
+constexpr uint32_t MSM_SEG = 16;         // buckets per reduction segment (one thread each)
 constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 22;
 constexpr uint32_t CL_THREADS = 256;
@@ -215,22 +215,24 @@ __global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const af
     run_last[t] = xyzz_t<F>::inf();
     return;
   }
-  xyzz_t<F> acc = xyzz_t<F>::from_affine(signed_base(bases, vals[s]));
+  // One add_affine call per point on every path, so the threads of a warp
+  // stay converged on it (a run boundary only flushes and restarts the
+  // accumulator at infinity; add_affine of a point to infinity is a copy).
+  xyzz_t<F> acc = xyzz_t<F>::inf();
   bool first = true;
-  for (uint32_t i = s + 1; i < e; i++) {
+  for (uint32_t i = s; i < e; i++) {
     const uint32_t k = keys[i];
-    if (k == cur) {
-      acc.add_affine(signed_base(bases, vals[i]));
-      continue;
+    if (k != cur) {
+      if (first)
+        run_first[t] = acc;
+      else
+        buckets[cur] = acc;
+      first = false;
+      cur = k;
+      acc = xyzz_t<F>::inf();
     }
-    if (first)
-      run_first[t] = acc;
-    else
-      buckets[cur] = acc;
-    first = false;
-    cur = k;
     if (k >= M) break;
-    acc = xyzz_t<F>::from_affine(signed_base(bases, vals[i]));
+    acc.add_affine(signed_base(bases, vals[i]));
   }
   if (cur >= M) {
     run_last[t] = xyzz_t<F>::inf();
