@@ -1,8 +1,5 @@
-// Number-theoretic transforms over Fr and the Groth16 H computation.
-// A transform of 2^n is split (four-step / Cooley-Tukey) into passes over
-// disjoint ranges of index bits; a pass runs sub-transforms of up to
-// 2^NTT_MAX_PASS_BITS points in shared memory and registers, using only the
-// small root table tw_small, plus one `omega` twiddle per element per pass.
+// Number-theoretic transforms over Fr (radix-2, shared-memory passes of up
+// to NTT_MAX_PASS_BITS stages each) and the Groth16 H computation.
 #pragma once
 #include "common.cuh"
 #include "field.cuh"
@@ -10,7 +7,7 @@
 namespace c2g {
 
 constexpr uint32_t NTT_MAX_LOG = 28;  // gnark's Fr has 2-adicity 32; we cap at 2^28
-constexpr uint32_t NTT_MAX_PASS_BITS = 11;  // largest sub-transform of one pass
+constexpr uint32_t NTT_MAX_PASS_BITS = 10;
 constexpr uint32_t COSET_TABLE_BITS = 14;  // g^j = lo[j & 16383] * hi[j >> 14], j < 2^28
 
 // Host-side Fr helpers (the same arithmetic code, run on the CPU).
@@ -22,13 +19,11 @@ fr_t fr_host_root_of_unity(uint32_t log_n);  // generator of the 2^log_n roots (
 fr_t fr_host_coset_gen();                    // 7
 
 // Device tables for domains up to 2^max_log: omega[e] = w^e, e < 2^(max_log-1)
-// (w of order 2^max_log); tw_small[j] = v^j and tw_small[H + j] = v^-j,
-// j < H = 2^(NTT_MAX_PASS_BITS-1), v of order 2^NTT_MAX_PASS_BITS; and split
-// power tables of the coset shift g and its inverse.
+// (w of order 2^max_log), and split power tables of the coset shift g and
+// its inverse.
 struct ntt_tables {
   uint32_t max_log = 0;
   fr_t* omega = nullptr;
-  fr_t* tw_small = nullptr;
   fr_t* g_lo = nullptr;  // g^j
   fr_t* g_hi = nullptr;  // g^(j << COSET_TABLE_BITS)
   fr_t* gi_lo = nullptr;
