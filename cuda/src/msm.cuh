@@ -14,16 +14,26 @@
 //     same number of mixed additions, so skewed or uneven buckets cost no
 //     divergence). A run of one bucket that lies inside a slice is a whole
 //     bucket and is stored as its sum; the first and last run of each slice
-//     may be shared with neighbouring slices and go to per-slice slots that
-//     a fix-up kernel adds per bucket.
-//  3. Bucket reduction sum_b (b+1) B_b per window with segmented running
-//     sums (one thread per MSM_SEG buckets; a segment's weight offset is
-//     applied with a small scalar multiplication), a tree sum of the
-//     segments, and finally Horner over the windows plus the ones' sum.
+//     may be shared with neighbouring slices and go to per-slice slots. The
+//     slices whose first point lies in one bucket form a contiguous range;
+//     a segmented tree sum over aligned power-of-two blocks of slices (one
+//     launch per level) lets the per-bucket fix-up add any range in
+//     O(log slices) steps, so a bucket holding most of the points (a
+//     repeated scalar, the short top window) costs no long serial chain.
+//  3. Bucket reduction sum_b (b+1) B_b per window: segments of MSM_RED_L
+//     buckets give T_s = sum_j (j+1) B_{sL+j} and R_s = sum_j B_{sL+j}
+//     (running sums, one thread each), then T_s + (sL) R_s (a short
+//     double-and-add, one thread each) and a tree sum. Windows go from the
+//     top down and the Horner step (2^c acc + window sum) follows each
+//     window's reduction, all on a second stream: these kernels have few
+//     threads and long serial chains, so they run alongside the next
+//     window's sort and accumulation instead of after it. Two bucket arrays
+//     alternate between the windows.
 // Accumulators are XYZZ; every kernel is deterministic in its result.
 #pragma once
 #include <cub/cub.cuh>
 #include <cstdlib>
+#include <exception>
 
 #include "common.cuh"
 #include "curve.cuh"
@@ -33,7 +43,7 @@ namespace c2g {
 constexpr uint32_t MSM_SLICE_MIN = 8;    // points per accumulation slice (small MSMs)
 constexpr uint32_t MSM_SLICE_MAX = 64;   // ... and for large ones
 constexpr uint32_t MSM_ONES_CHUNK = 64;  // points per thread when summing the ones
-constexpr uint32_t MSM_SEG = 16;         // buckets per reduction segment (one thread each)
+constexpr uint32_t MSM_RED_L = 16;       // buckets per reduction segment (one thread each)
 constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 22;
 constexpr uint32_t CL_THREADS = 256;
@@ -41,7 +51,8 @@ constexpr uint32_t CL_ITEMS = 4;
 constexpr uint32_t CL_TILE = CL_THREADS * CL_ITEMS;
 
 struct msm_window_plan {
-  uint32_t c, W, M, L, S;
+  uint32_t c, W, M;
+  uint32_t S;  // reduction segments
 };
 
 inline msm_window_plan msm_plan_for(uint32_t c) {
@@ -49,8 +60,7 @@ inline msm_window_plan msm_plan_for(uint32_t c) {
   p.c = c;
   p.W = (256 + c - 1) / c;
   p.M = 1u << (c - 1);
-  p.L = p.M < MSM_SEG ? p.M : MSM_SEG;
-  p.S = p.M / p.L;
+  p.S = (p.M + MSM_RED_L - 1) / MSM_RED_L;
   return p;
 }
 
@@ -73,7 +83,7 @@ inline uint32_t msm_choose_c(uint64_t n) {
   const double slices = (double)n / msm_slice_for(n);
   for (uint32_t c = MSM_CMIN; c <= MSM_CMAX; c++) {
     msm_window_plan p = msm_plan_for(c);
-    double per = 10.0 * n + 28.0 * slices + 28.0 * p.M + 420.0 * p.S + 2e5;
+    double per = 10.0 * n + 28.0 * slices + 42.0 * p.M + 2e5;
     double cost = per * p.W;
     if (c == MSM_CMIN || cost < best) {
       best = cost;
@@ -93,7 +103,8 @@ struct msm_scratch {
   uint32_t *idx_one, *idx_other, *cnt_one, *cnt_other, *off_one, *off_other;
   uint32_t *keys0, *keys1, *vals0, *vals1;
   uint32_t *bstart, *bend;
-  P *buckets, *run_first, *run_last, *T, *ones_sum;
+  P *buckets[2], *run_first, *run_last, *ones_sum;
+  P *segT, *segR, *horner;  // reduction segments, Horner accumulator over the windows
   void* cub_temp;
   size_t cub_bytes = 0;
   uint64_t max_slices = 0;  // entries of run_first (also the ones' partial sums) and run_last
@@ -104,11 +115,6 @@ struct msm_scratch {
     uint64_t nn = n ? n : 1;
     c_max = msm_choose_c(nn);
     msm_window_plan pm = msm_plan_for(c_max);
-    uint64_t t_max = 1;
-    for (uint32_t c = MSM_CMIN; c <= c_max; c++) {
-      msm_window_plan p = msm_plan_for(c);
-      if ((uint64_t)p.W * p.S > t_max) t_max = (uint64_t)p.W * p.S;
-    }
     nb = ceil_div_u32(nn, CL_TILE);
     max_slices = ceil_div(nn, msm_slice_for(nn));
     if (ceil_div(nn, MSM_ONES_CHUNK) > max_slices) max_slices = ceil_div(nn, MSM_ONES_CHUNK);
@@ -124,10 +130,13 @@ struct msm_scratch {
     vals1 = a.take_n<uint32_t>(nn);
     bstart = a.take_n<uint32_t>(pm.M);
     bend = a.take_n<uint32_t>(pm.M);
-    buckets = a.take_n<P>(pm.M);
+    buckets[0] = a.take_n<P>(pm.M);
+    buckets[1] = a.take_n<P>(pm.M);
     run_first = a.take_n<P>(max_slices);
     run_last = a.take_n<P>(max_slices);
-    T = a.take_n<P>(t_max);
+    segT = a.take_n<P>(pm.S);
+    segR = a.take_n<P>(pm.S);
+    horner = a.take_n<P>(1);
     ones_sum = a.take_n<P>(1);
     // CUB temporary storage: the largest of the sort and the scans.
     size_t sort_b = 0, scan_b = 0;
@@ -184,6 +193,10 @@ __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, ui
 // accumulation kernel (a register cap: 4 means at most 128 registers).
 #ifndef C2G_ACC_MIN_BLOCKS
 #define C2G_ACC_MIN_BLOCKS 1
+#endif
+// ... and of the full-addition kernels (bucket fix-up, reduction levels).
+#ifndef C2G_RED_MIN_BLOCKS
+#define C2G_RED_MIN_BLOCKS 3
 #endif
 
 template <class F>
@@ -244,11 +257,28 @@ __global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const af
   }
 }
 
+// One level of the segmented tree sum over the slices' first runs: for t a
+// multiple of 2d whose first point is in the same bucket as that of t + d,
+// P[t] += P[t + d]. After the levels d = 1, 2, 4, ..., P[t] is the sum of
+// the first runs of slices [t, t + lowbit(t)) that share t's bucket.
+template <class F>
+__global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_slice_tree(xyzz_t<F>* P, const uint32_t* __restrict__ keys,
+                                                                        uint32_t T, uint32_t K, uint32_t d) {
+  const uint32_t pairs = (T + 2 * d - 1) / (2 * d);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < pairs; i += gridDim.x * blockDim.x) {
+    const uint64_t t = (uint64_t)i * 2 * d;
+    if (t + d >= T || keys[t * K] != keys[(t + d) * K]) continue;
+    xyzz_t<F> acc = P[t];
+    acc.add(P[t + d]);
+    P[t] = acc;
+  }
+}
+
 // One thread per bucket: completes the buckets k_accumulate left in the
 // per-slice slots (those holding a slice's first or last point) and marks
 // empty buckets as infinity; buckets inside one slice are already done.
 template <class F>
-__global__ void __launch_bounds__(128) k_bucket_fixup(const uint32_t* __restrict__ bstart,
+__global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_bucket_fixup(const uint32_t* __restrict__ bstart,
                                                       const uint32_t* __restrict__ bend, uint32_t n, uint32_t K,
                                                       uint32_t M, const xyzz_t<F>* __restrict__ run_first,
                                                       const xyzz_t<F>* __restrict__ run_last, xyzz_t<F>* buckets) {
@@ -264,25 +294,64 @@ __global__ void __launch_bounds__(128) k_bucket_fixup(const uint32_t* __restrict
   const uint32_t end0 = end0_64 < n ? (uint32_t)end0_64 : n;
   const bool starts_slice = s == t0 * K, ends_slice = e >= end0;
   if (!starts_slice && !ends_slice) return;  // interior run: complete
-  xyzz_t<F> acc = starts_slice ? run_first[t0] : run_last[t0];
-  for (uint32_t t = t0 + 1; t <= t1; t++) acc.add(run_first[t]);
+  // slices [ta, t1] begin inside this bucket; add them block by block
+  xyzz_t<F> acc = starts_slice ? xyzz_t<F>::inf() : run_last[t0];
+  for (uint32_t t = starts_slice ? t0 : t0 + 1; t <= t1;) {
+    acc.add(run_first[t]);
+    if (t == 0) break;  // block 0 spans every level: the whole range
+    t += t & (0u - t);  // next aligned block (lowbit(t) slices further)
+  }
   buckets[b] = acc;
 }
 
-// One thread per segment of L buckets of one window: writes
-// sum_{j<L} (sL + j + 1) * B_{sL+j} to T[s].
+// One thread per segment of MSM_RED_L buckets: T[s] = sum_j (j+1) B[sL+j]
+// and R[s] = sum_j B[sL+j] (running sums from the top).
 template <class F>
-__global__ void __launch_bounds__(128) k_bucket_segments(const xyzz_t<F>* __restrict__ buckets, uint32_t L,
-                                                         uint32_t S, xyzz_t<F>* T) {
-  uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= S) return;
+__global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_segment_sums(const xyzz_t<F>* __restrict__ B, uint32_t M,
+                                                                          xyzz_t<F>* T, xyzz_t<F>* R) {
+  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t lo = s * MSM_RED_L;
+  if (lo >= M) return;
+  const uint32_t hi = lo + MSM_RED_L < M ? lo + MSM_RED_L : M;
   xyzz_t<F> running = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
-  for (int j = (int)L - 1; j >= 0; j--) {
-    running.add(buckets[s * L + (uint32_t)j]);
+  for (uint32_t j = hi; j-- > lo;) {
+    running.add(B[j]);
     acc.add(running);
   }
-  if (s > 0) acc.add(running.mul_u64((uint64_t)s * L));
   T[s] = acc;
+  R[s] = running;
+}
+
+// T[s] += (s * MSM_RED_L) R[s]: the segment's weight offset.
+template <class F>
+__global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_segment_offsets(xyzz_t<F>* T, const xyzz_t<F>* R,
+                                                                             uint32_t S) {
+  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s == 0 || s >= S) return;
+  xyzz_t<F> acc = T[s];
+  acc.add(R[s].mul_u64((uint64_t)s * MSM_RED_L));
+  T[s] = acc;
+}
+
+// Horner step over the windows (top window first): acc = 2^c acc + *wsum,
+// or acc = *wsum for the first.
+template <class F>
+__global__ void k_horner_step(xyzz_t<F>* acc, const xyzz_t<F>* wsum, uint32_t c, bool first) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  xyzz_t<F> a = first ? xyzz_t<F>::inf() : *acc;
+  if (!first)
+    for (uint32_t k = 0; k < c; k++) a = a.dbl();
+  a.add(*wsum);
+  *acc = a;
+}
+
+// *out = *a + *b (b may be null).
+template <class F>
+__global__ void k_add_to(const xyzz_t<F>* a, const xyzz_t<F>* b, xyzz_t<F>* out) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  xyzz_t<F> r = *a;
+  if (b) r.add(*b);
+  *out = r;
 }
 
 // One step of a tree sum of `groups` arrays of cnt points each (stride
@@ -313,21 +382,6 @@ __global__ void __launch_bounds__(128) k_sum_indexed(const affine_t<F>* __restri
   out[t] = acc;
 }
 
-// Horner over the window sums T[w*S] (w < W) plus optional extra.
-template <class F>
-__global__ void k_combine(const xyzz_t<F>* T, uint32_t S, uint32_t W, uint32_t c, const xyzz_t<F>* extra,
-                          xyzz_t<F>* out) {
-  if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  xyzz_t<F> acc = xyzz_t<F>::inf();
-  for (int w = (int)W - 1; w >= 0; w--) {
-    if (w != (int)W - 1)
-      for (uint32_t k = 0; k < c; k++) acc = acc.dbl();
-    acc.add(T[(uint64_t)w * S]);
-  }
-  if (extra) acc.add(*extra);
-  *out = acc;
-}
-
 template <class F>
 __global__ void k_set_inf(xyzz_t<F>* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) *out = xyzz_t<F>::inf();
@@ -350,6 +404,49 @@ void tree_sum(xyzz_t<F>* data, uint32_t stride, uint32_t groups, uint32_t cnt, c
     cnt = half;
   }
 }
+
+// bucket_reduce folds window sum_b (b+1) B[b] (b < M) into the Horner
+// accumulator s.horner (see the plan at the top), on stream st.
+template <class F>
+void bucket_reduce(msm_scratch<F>& s, const xyzz_t<F>* B, uint32_t M, uint32_t c, bool first, cudaStream_t st) {
+  const uint32_t S = ceil_div_u32(M, MSM_RED_L);
+  C2G_LAUNCH(k_segment_sums<F>, grid_for(S, 128), 128, 0, st, B, M, s.segT, s.segR);
+  CK_LAUNCH("k_segment_sums");
+  C2G_LAUNCH(k_segment_offsets<F>, grid_for(S, 128), 128, 0, st, s.segT, s.segR, S);
+  CK_LAUNCH("k_segment_offsets");
+  tree_sum<F>(s.segT, 0, 1, S, st);
+  C2G_LAUNCH(k_horner_step<F>, 1, 1, 0, st, s.horner, s.segT, c, first);
+  CK_LAUNCH("k_horner_step");
+}
+
+// The reduction stream of one msm_run and its events, released on every
+// exit path.
+struct msm_side_stream {
+  cudaStream_t rs = nullptr;
+  cudaEvent_t filled[2] = {nullptr, nullptr}, reduced[2] = {nullptr, nullptr}, done = nullptr;
+  msm_side_stream() {
+    CK(cudaStreamCreateWithFlags(&rs, cudaStreamNonBlocking));
+    for (int i = 0; i < 2; i++) {
+      CK(cudaEventCreateWithFlags(&filled[i], cudaEventDisableTiming));
+      CK(cudaEventCreateWithFlags(&reduced[i], cudaEventDisableTiming));
+    }
+    CK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+  }
+  ~msm_side_stream() {
+    // Unwinding from an error: the caller's scratch may be reused or freed
+    // next, so wait for the kernels still queued here (on success the main
+    // stream has already been ordered after them).
+    if (rs && std::uncaught_exceptions() > 0) cudaStreamSynchronize(rs);
+    for (int i = 0; i < 2; i++) {
+      if (filled[i]) cudaEventDestroy(filled[i]);
+      if (reduced[i]) cudaEventDestroy(reduced[i]);
+    }
+    if (done) cudaEventDestroy(done);
+    if (rs) cudaStreamDestroy(rs);
+  }
+  msm_side_stream(const msm_side_stream&) = delete;
+  msm_side_stream& operator=(const msm_side_stream&) = delete;
+};
 
 // msm_run computes out = sum sc[i] * bases[i] for i < n. sc holds canonical
 // (non-Montgomery) scalars. s must have been laid out for at least n. The
@@ -424,8 +521,10 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   if (info) info->window_bits = c;
   const uint32_t K = msm_slice_for(n2);
   const uint32_t slices = ceil_div_u32(n2, K);
-  for (uint32_t w = 0; w < p.W; w++) {
+  msm_side_stream side;
+  for (uint32_t wi = 0; wi < p.W; wi++) {
     if (cancel) cancel->check();
+    const uint32_t w = p.W - 1 - wi, b = wi & 1;  // top window first (Horner order)
     C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, s.idx_other, n2, c, w, s.keys0, s.vals0);
     CK_LAUNCH("k_digits");
     cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
@@ -437,18 +536,28 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
     C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
-    C2G_LAUNCH(k_accumulate<F>, grid_for(slices, 128), 128, 0, st, bases, keys, vals, n2, K, p.M, s.buckets,
+    if (wi >= 2) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // buckets[b] reduced: free again
+    C2G_LAUNCH(k_accumulate<F>, grid_for(slices, 128), 128, 0, st, bases, keys, vals, n2, K, p.M, s.buckets[b],
                s.run_first, s.run_last);
     CK_LAUNCH("k_accumulate");
+    dim3 tg = grid_for(slices / 2 + 1, 128);
+    if (tg.x > 132 * 8) tg.x = 132 * 8;
+    for (uint32_t d = 1; d < slices; d *= 2) {
+      C2G_LAUNCH(k_slice_tree<F>, tg, 128, 0, st, s.run_first, keys, slices, K, d);
+      CK_LAUNCH("k_slice_tree");
+    }
     C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, s.bstart, s.bend, n2, K, p.M, s.run_first,
-               s.run_last, s.buckets);
+               s.run_last, s.buckets[b]);
     CK_LAUNCH("k_bucket_fixup");
-    C2G_LAUNCH(k_bucket_segments<F>, grid_for(p.S, 128), 128, 0, st, s.buckets, p.L, p.S, s.T + (uint64_t)w * p.S);
-    CK_LAUNCH("k_bucket_segments");
+    CK(cudaEventRecord(side.filled[b], st));
+    CK(cudaStreamWaitEvent(side.rs, side.filled[b], 0));
+    bucket_reduce<F>(s, s.buckets[b], p.M, c, wi == 0, side.rs);
+    CK(cudaEventRecord(side.reduced[b], side.rs));
   }
-  tree_sum<F>(s.T, p.S, p.W, p.S, st);
-  C2G_LAUNCH(k_combine<F>, 1, 1, 0, st, s.T, p.S, p.W, c, extra, out);
-  CK_LAUNCH("k_combine");
+  CK(cudaEventRecord(side.done, side.rs));
+  CK(cudaStreamWaitEvent(st, side.done, 0));
+  C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, s.horner, extra, out);
+  CK_LAUNCH("k_add_to");
 }
 
 // msm_streamed is msm_run for bases in page-locked host memory: the bases

@@ -19,11 +19,12 @@ import (
 )
 
 var (
-	testLibOnce sync.Once
-	testLib     *Library
-	testLibEmu  bool
-	testLibErr  string
-	emuDir      string
+	testLibOnce   sync.Once
+	testLib       *Library
+	testLibEmu    bool
+	testLibErr    string
+	testLibBroken bool // the emulator failed to build from the sources (not a missing compiler)
+	emuDir        string
 )
 
 func TestMain(m *testing.M) {
@@ -38,12 +39,16 @@ func TestMain(m *testing.M) {
 // when $C2G_CUDA_LIB is unset.
 const envEmulator = "C2G_CUDA_EMULATOR"
 
+// errNoCompiler: the machine cannot build the emulator (a skip). Any other
+// emulator build error is a defect in the sources and fails the tests.
+var errNoCompiler = errors.New("no g++ on PATH to build the CPU emulator")
+
 // buildEmulator compiles the library's sources with g++ against the CPU
 // emulation of the CUDA runtime (cuda/test/emu) and returns its path.
 func buildEmulator() (string, error) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
-		return "", errors.New("no g++ on PATH to build the CPU emulator")
+		return "", errNoCompiler
 	}
 	root, err := filepath.Abs(filepath.Join("..", "..", "..", "cuda"))
 	if err != nil {
@@ -98,6 +103,7 @@ func gpu(t testing.TB) (*Library, int) {
 			var err error
 			if path, err = buildEmulator(); err != nil {
 				testLibErr = "device test skipped: no " + EnvLibrary + " and no emulator: " + err.Error()
+				testLibBroken = !errors.Is(err, errNoCompiler)
 				return
 			}
 		}
@@ -119,6 +125,9 @@ func gpu(t testing.TB) (*Library, int) {
 		testLib = lib
 		testLibEmu = info.Name == emulatorName
 	})
+	if testLibBroken {
+		t.Fatal("the CPU emulator of the CUDA library does not build: " + testLibErr)
+	}
 	if testLib == nil {
 		t.Skip(testLibErr)
 	}

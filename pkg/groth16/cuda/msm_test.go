@@ -203,15 +203,20 @@ func TestMSMEdgeCases(t *testing.T) {
 			want := naiveG1(pts, sc)
 			require.True(t, got.Equal(&want), "%s: stats %+v", name, st)
 		}
-		// the same value everywhere on distinct points: a skewed bucket
-		// spread over many chunks
+		// the same value everywhere on distinct points: one bucket holding
+		// every point, spread over many accumulation slices (3: in one
+		// window; a random value: in every window)
 		many := randomPointsG1(5000)
-		sc := fill(5000, three)
-		got, _ := gpuMSMG1(t, lib, dev, many, sc)
-		want := naiveG1(many, sc)
-		require.True(t, got.Equal(&want), "skewed bucket")
+		var rv fr.Element
+		rv.SetRandom()
+		for name, v := range map[string]fr.Element{"three": three, "random": rv} {
+			sc := fill(5000, v)
+			got, _ := gpuMSMG1(t, lib, dev, many, sc)
+			want := naiveG1(many, sc)
+			require.True(t, got.Equal(&want), "skewed bucket, scalar %s", name)
+		}
 		// empty MSM
-		got, _ = gpuMSMG1(t, lib, dev, nil, nil)
+		got, _ := gpuMSMG1(t, lib, dev, nil, nil)
 		require.True(t, got.Z.IsZero(), "empty MSM is infinity")
 	})
 
