@@ -138,15 +138,15 @@ struct mont {
 
   C2G_HD mont dbl() const { return *this + *this; }
 
-  // Montgomery product a*b/R mod p (CIOS). Each row adds a*b_i and then
-  // m*p in two carry chains apiece: the products of the even-indexed limbs
-  // land on the disjoint word pairs (t[j], t[j+1]), j even, and those of the
-  // odd-indexed limbs on (t[j], t[j+1]), j odd. A chain of lo/hi products of
-  // the same operands on adjacent words compiles to one 64-bit
-  // multiply-add with carry (IMAD.WIDE.U32.X) per product on sm_90, a
-  // quarter of the instructions of separate low and high chains. With
-  // p < 2^(32N-1), t < 2p after each row and every partial sum of a row
-  // fits in N+1 words, so the odd chains end without a carry out.
+  // Montgomery product a*b/R mod p (CIOS). Per row, the products of the
+  // even-indexed limbs (of a, then of p) land on the word pairs (t[j],
+  // t[j+1]), j even; those of the odd-indexed limbs go to a separate
+  // N-word u on the pairs (u[j-1], u[j]), added to t one word up. Every
+  // chain of lo/hi products of the same operands on an aligned register
+  // pair compiles to one 64-bit multiply-add with carry (IMAD.WIDE.U32.X)
+  // per product on sm_90, instead of four instructions. With
+  // p < 2^(32N-1): t < 2p after each row, every partial sum of a row fits in
+  // N+1 words, and u < 2^(32N).
   friend C2G_HD mont operator*(const mont& a, const mont& b) {
     static_assert(N % 2 == 0, "even limb count");
     uint32_t t[N + 1];
@@ -161,15 +161,6 @@ struct mont {
         t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
       }
       t[N] = ptx::addc(t[N], 0);
-      // t += a_odd * bi
-      t[1] = ptx::mad_lo_cc(a.v[1], bi, t[1]);
-      t[2] = ptx::madc_hi_cc(a.v[1], bi, t[2]);
-      C2G_UNROLL for (int j = 3; j < N - 1; j += 2) {
-        t[j] = ptx::madc_lo_cc(a.v[j], bi, t[j]);
-        t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
-      }
-      t[N - 1] = ptx::madc_lo_cc(a.v[N - 1], bi, t[N - 1]);
-      t[N] = ptx::madc_hi(a.v[N - 1], bi, t[N]);
       const uint32_t m = ptx::mul_lo(t[0], P::M0INV);
       // t += m * p_even (t[0] becomes 0)
       t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
@@ -179,16 +170,25 @@ struct mont {
         t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
       }
       t[N] = ptx::addc(t[N], 0);
-      // t += m * p_odd
-      t[1] = ptx::mad_lo_cc(m, P::mod(1), t[1]);
-      t[2] = ptx::madc_hi_cc(m, P::mod(1), t[2]);
-      C2G_UNROLL for (int j = 3; j < N - 1; j += 2) {
-        t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
-        t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
+      // u = a_odd * bi + m * p_odd, one word down
+      uint32_t u[N];
+      C2G_UNROLL for (int j = 1; j < N; j += 2) {
+        const uint64_t pr = (uint64_t)a.v[j] * bi;
+        u[j - 1] = (uint32_t)pr;
+        u[j] = (uint32_t)(pr >> 32);
       }
-      t[N - 1] = ptx::madc_lo_cc(m, P::mod(N - 1), t[N - 1]);
-      t[N] = ptx::madc_hi(m, P::mod(N - 1), t[N]);
-      // t >>= 32
+      u[0] = ptx::mad_lo_cc(m, P::mod(1), u[0]);
+      u[1] = ptx::madc_hi_cc(m, P::mod(1), u[1]);
+      C2G_UNROLL for (int j = 3; j < N - 1; j += 2) {
+        u[j - 1] = ptx::madc_lo_cc(m, P::mod(j), u[j - 1]);
+        u[j] = ptx::madc_hi_cc(m, P::mod(j), u[j]);
+      }
+      u[N - 2] = ptx::madc_lo_cc(m, P::mod(N - 1), u[N - 2]);
+      u[N - 1] = ptx::madc_hi(m, P::mod(N - 1), u[N - 1]);
+      // t += u << 32, then t >>= 32 (t[0] is 0)
+      t[1] = ptx::add_cc(t[1], u[0]);
+      C2G_UNROLL for (int j = 2; j < N; j++) t[j] = ptx::addc_cc(t[j], u[j - 1]);
+      t[N] = ptx::addc(t[N], u[N - 1]);
       C2G_UNROLL for (int j = 0; j < N; j++) t[j] = t[j + 1];
       t[N] = 0;
     }
