@@ -139,7 +139,7 @@ __device__ __forceinline__ fr_t coset_pow(const fr_t* lo, const fr_t* hi, uint32
 // every group of 2^k elements with the other bits fixed. A block holds G =
 // 2^g groups with consecutive low bits (coalesced loads).
 template <bool DIT>
-__global__ void __launch_bounds__(512) k_ntt_pass(fr_t* data, uint32_t log_n, uint32_t lo_bit, uint32_t k, uint32_t g,
+__global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t log_n, uint32_t lo_bit, uint32_t k, uint32_t g,
                                                   const fr_t* __restrict__ tw, uint32_t tw_shift, uint32_t tw_half,
                                                   bool inverse) {
   C2G_DYNAMIC_SMEM(fr_t, sm);
@@ -154,25 +154,67 @@ __global__ void __launch_bounds__(512) k_ntt_pass(fr_t* data, uint32_t log_n, ui
     sm[e] = data[base + ((uint64_t)a << lo_bit) + l];
   }
   __syncthreads();
-  const uint32_t t = threadIdx.x;
-  const uint32_t l = t & (G - 1), q = t >> g;
-  for (uint32_t it = 0; it < k; it++) {
-    const uint32_t s = DIT ? it : k - 1 - it;
-    const uint32_t a0 = ((q >> s) << (s + 1)) | (q & ((1u << s) - 1));
-    const uint32_t a1 = a0 | (1u << s);
+  // twiddle of the stage-s butterfly whose lower element is row a0 of column l
+  auto twid = [&](uint32_t s, uint32_t a0, uint32_t l) {
     // position of a0 inside its butterfly block of 2h, h = 2^(lo_bit + s)
     const uint64_t gi0 = base + ((uint64_t)a0 << lo_bit) + l;
     const uint32_t j = (uint32_t)(gi0 & ((1ull << (lo_bit + s)) - 1));
     const uint32_t e = (j << (log_n - lo_bit - s - 1)) << tw_shift;
-    const fr_t w = twiddle(tw, e, inverse, tw_half);
-    fr_t x = sm[(a0 << g) + l], y = sm[(a1 << g) + l];
+    return twiddle(tw, e, inverse, tw_half);
+  };
+  auto bfly = [&](fr_t& x, fr_t& y, const fr_t& w) {
+    const fr_t u = x;
     if (DIT) {
-      y = y * w;
-      sm[(a0 << g) + l] = x + y;
-      sm[(a1 << g) + l] = x - y;
+      const fr_t v = y * w;
+      x = u + v;
+      y = u - v;
     } else {
-      sm[(a0 << g) + l] = x + y;
-      sm[(a1 << g) + l] = (x - y) * w;
+      x = u + y;
+      y = (u - y) * w;
+    }
+  };
+  // Stages two at a time (four elements per thread: half the barriers and
+  // shared-memory round trips of one stage at a time), a last single stage
+  // when k is odd. DIF runs the stages from k-1 down, DIT from 0 up.
+  for (uint32_t done = 0; done < k;) {
+    if (k - done >= 2) {
+      const uint32_t s = DIT ? done : k - done - 2;  // the pair (s, s+1)
+      const uint32_t units = (1u << (k - 2)) << g;
+      for (uint32_t u = threadIdx.x; u < units; u += blockDim.x) {
+        const uint32_t l = u & (G - 1), q = u >> g;
+        const uint32_t r00 = ((q >> s) << (s + 2)) | (q & ((1u << s) - 1));
+        const uint32_t r01 = r00 | (1u << s), r10 = r00 | (2u << s), r11 = r00 | (3u << s);
+        fr_t x00 = sm[(r00 << g) + l], x01 = sm[(r01 << g) + l], x10 = sm[(r10 << g) + l], x11 = sm[(r11 << g) + l];
+        if (DIT) {
+          bfly(x00, x01, twid(s, r00, l));
+          bfly(x10, x11, twid(s, r10, l));
+          bfly(x00, x10, twid(s + 1, r00, l));
+          bfly(x01, x11, twid(s + 1, r01, l));
+        } else {
+          bfly(x00, x10, twid(s + 1, r00, l));
+          bfly(x01, x11, twid(s + 1, r01, l));
+          bfly(x00, x01, twid(s, r00, l));
+          bfly(x10, x11, twid(s, r10, l));
+        }
+        sm[(r00 << g) + l] = x00;
+        sm[(r01 << g) + l] = x01;
+        sm[(r10 << g) + l] = x10;
+        sm[(r11 << g) + l] = x11;
+      }
+      done += 2;
+    } else {
+      const uint32_t s = DIT ? done : k - done - 1;
+      const uint32_t units = (1u << (k - 1)) << g;
+      for (uint32_t u = threadIdx.x; u < units; u += blockDim.x) {
+        const uint32_t l = u & (G - 1), q = u >> g;
+        const uint32_t a0 = ((q >> s) << (s + 1)) | (q & ((1u << s) - 1));
+        const uint32_t a1 = a0 | (1u << s);
+        fr_t x = sm[(a0 << g) + l], y = sm[(a1 << g) + l];
+        bfly(x, y, twid(s, a0, l));
+        sm[(a0 << g) + l] = x;
+        sm[(a1 << g) + l] = y;
+      }
+      done += 1;
     }
     __syncthreads();
   }
@@ -254,7 +296,7 @@ static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& 
     const uint32_t lo_bit = DIT ? done : log_n - done - k;
     uint32_t g = 0;
     while (g < lo_bit && ((1u << (k - 1)) << (g + 1)) <= 512) g++;
-    const uint32_t threads = (1u << (k - 1)) << g;
+    const uint32_t threads = (k >= 2 ? 1u << (k - 2) : 1u) << g;  // four elements each
     const uint64_t blocks = (1ull << log_n) >> (k + g);
     const size_t smem = sizeof(fr_t) * ((size_t)1 << (k + g));
     C2G_LAUNCH_SYNC(k_ntt_pass<DIT>, dim3((uint32_t)blocks), threads, smem, st, d, log_n, lo_bit, k, g, t.omega, tw_shift, tw_half,
