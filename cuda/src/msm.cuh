@@ -66,12 +66,24 @@ inline msm_window_plan msm_plan_for(uint32_t c) {
 
 // Points per accumulation slice for n points: large enough that the
 // per-slice fix-up stays a few percent of the work, small enough that the
-// grid keeps every SM busy for several waves (2^19 slices at most).
+// grid keeps every SM busy for several waves (about 2^19 slices, more only
+// past 2^25 points).
+constexpr uint32_t MSM_SLICES_TARGET_BITS = 19;
 inline uint32_t msm_slice_for(uint64_t n) {
-  uint64_t k = (n + (1u << 19) - 1) >> 19;
+  uint64_t k = (n + (1u << MSM_SLICES_TARGET_BITS) - 1) >> MSM_SLICES_TARGET_BITS;
   if (k < MSM_SLICE_MIN) k = MSM_SLICE_MIN;
   if (k > MSM_SLICE_MAX) k = MSM_SLICE_MAX;
   return (uint32_t)k;
+}
+
+// The most slices of any MSM of at most n_max points (the slice count is not
+// monotonic in n: a smaller n may get a smaller K): n/8 up to 2^22 points,
+// at most 2^19 up to 2^25, n/64 beyond.
+inline uint64_t msm_max_slices(uint64_t n_max) {
+  uint64_t m = ceil_div(n_max, MSM_SLICE_MIN);
+  if (m > (1u << MSM_SLICES_TARGET_BITS)) m = 1u << MSM_SLICES_TARGET_BITS;
+  const uint64_t big = ceil_div(n_max, MSM_SLICE_MAX);
+  return big > m ? big : m;
 }
 
 // Window size minimizing a simple cost model (in field-multiplication
@@ -116,7 +128,7 @@ struct msm_scratch {
     c_max = msm_choose_c(nn);
     msm_window_plan pm = msm_plan_for(c_max);
     nb = ceil_div_u32(nn, CL_TILE);
-    max_slices = ceil_div(nn, msm_slice_for(nn));
+    max_slices = msm_max_slices(nn);
     if (ceil_div(nn, MSM_ONES_CHUNK) > max_slices) max_slices = ceil_div(nn, MSM_ONES_CHUNK);
     idx_one = a.take_n<uint32_t>(nn);
     idx_other = a.take_n<uint32_t>(nn);
@@ -521,6 +533,7 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   if (info) info->window_bits = c;
   const uint32_t K = msm_slice_for(n2);
   const uint32_t slices = ceil_div_u32(n2, K);
+  if (slices > s.max_slices) throw error(C2G_ERR_INTERNAL, 0, "msm: slice scratch too small");
   msm_side_stream side;
   for (uint32_t wi = 0; wi < p.W; wi++) {
     if (cancel) cancel->check();
