@@ -437,14 +437,20 @@ struct msm_side_stream {
   cudaStream_t rs = nullptr;
   cudaEvent_t filled[2] = {nullptr, nullptr}, reduced[2] = {nullptr, nullptr}, done = nullptr;
   msm_side_stream() {
-    CK(cudaStreamCreateWithFlags(&rs, cudaStreamNonBlocking));
-    for (int i = 0; i < 2; i++) {
-      CK(cudaEventCreateWithFlags(&filled[i], cudaEventDisableTiming));
-      CK(cudaEventCreateWithFlags(&reduced[i], cudaEventDisableTiming));
+    try {
+      CK(cudaStreamCreateWithFlags(&rs, cudaStreamNonBlocking));
+      for (int i = 0; i < 2; i++) {
+        CK(cudaEventCreateWithFlags(&filled[i], cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&reduced[i], cudaEventDisableTiming));
+      }
+      CK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+    } catch (...) {
+      release();  // a throwing constructor gets no destructor call
+      throw;
     }
-    CK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
   }
-  ~msm_side_stream() {
+  ~msm_side_stream() { release(); }
+  void release() {
     // Unwinding from an error: the caller's scratch may be reused or freed
     // next, so wait for the kernels still queued here (on success the main
     // stream has already been ordered after them).
@@ -455,6 +461,8 @@ struct msm_side_stream {
     }
     if (done) cudaEventDestroy(done);
     if (rs) cudaStreamDestroy(rs);
+    rs = nullptr;
+    filled[0] = filled[1] = reduced[0] = reduced[1] = done = nullptr;
   }
   msm_side_stream(const msm_side_stream&) = delete;
   msm_side_stream& operator=(const msm_side_stream&) = delete;
