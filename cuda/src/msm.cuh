@@ -128,8 +128,8 @@ struct msm_scratch {
     c_max = msm_choose_c(nn);
     msm_window_plan pm = msm_plan_for(c_max);
     nb = ceil_div_u32(nn, CL_TILE);
+    static_assert(MSM_ONES_CHUNK >= MSM_SLICE_MAX, "the ones' partial sums fit in run_first");
     max_slices = msm_max_slices(nn);
-    if (ceil_div(nn, MSM_ONES_CHUNK) > max_slices) max_slices = ceil_div(nn, MSM_ONES_CHUNK);
     idx_one = a.take_n<uint32_t>(nn);
     idx_other = a.take_n<uint32_t>(nn);
     cnt_one = a.take_n<uint32_t>(nb + 1);
@@ -206,7 +206,7 @@ __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, ui
 #ifndef C2G_ACC_MIN_BLOCKS
 #define C2G_ACC_MIN_BLOCKS 1
 #endif
-// ... and of the full-addition kernels (bucket fix-up, reduction levels).
+// ... and of the full-addition kernels (slice tree, bucket fix-up, reduction).
 #ifndef C2G_RED_MIN_BLOCKS
 #define C2G_RED_MIN_BLOCKS 3
 #endif
@@ -350,9 +350,12 @@ __global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_segment_offsets(xyz
 template <class F>
 __global__ void k_horner_step(xyzz_t<F>* acc, const xyzz_t<F>* wsum, uint32_t c, bool first) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  xyzz_t<F> a = first ? xyzz_t<F>::inf() : *acc;
-  if (!first)
-    for (uint32_t k = 0; k < c; k++) a = a.dbl();
+  if (first) {
+    *acc = *wsum;
+    return;
+  }
+  xyzz_t<F> a = *acc;
+  for (uint32_t k = 0; k < c; k++) a = a.dbl();
   a.add(*wsum);
   *acc = a;
 }
@@ -435,7 +438,7 @@ void bucket_reduce(msm_scratch<F>& s, const xyzz_t<F>* B, uint32_t M, uint32_t c
 // exit path.
 struct msm_side_stream {
   cudaStream_t rs = nullptr;
-  cudaEvent_t filled[2] = {nullptr, nullptr}, reduced[2] = {nullptr, nullptr}, done = nullptr;
+  cudaEvent_t filled[2] = {nullptr, nullptr}, reduced[2] = {nullptr, nullptr};
   msm_side_stream() {
     try {
       CK(cudaStreamCreateWithFlags(&rs, cudaStreamNonBlocking));
@@ -443,7 +446,6 @@ struct msm_side_stream {
         CK(cudaEventCreateWithFlags(&filled[i], cudaEventDisableTiming));
         CK(cudaEventCreateWithFlags(&reduced[i], cudaEventDisableTiming));
       }
-      CK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
     } catch (...) {
       release();  // a throwing constructor gets no destructor call
       throw;
@@ -459,10 +461,9 @@ struct msm_side_stream {
       if (filled[i]) cudaEventDestroy(filled[i]);
       if (reduced[i]) cudaEventDestroy(reduced[i]);
     }
-    if (done) cudaEventDestroy(done);
     if (rs) cudaStreamDestroy(rs);
     rs = nullptr;
-    filled[0] = filled[1] = reduced[0] = reduced[1] = done = nullptr;
+    filled[0] = filled[1] = reduced[0] = reduced[1] = nullptr;
   }
   msm_side_stream(const msm_side_stream&) = delete;
   msm_side_stream& operator=(const msm_side_stream&) = delete;
@@ -575,8 +576,8 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     bucket_reduce<F>(s, s.buckets[b], p.M, c, wi == 0, side.rs);
     CK(cudaEventRecord(side.reduced[b], side.rs));
   }
-  CK(cudaEventRecord(side.done, side.rs));
-  CK(cudaStreamWaitEvent(st, side.done, 0));
+  // the last window's reduction is the side stream's last work
+  CK(cudaStreamWaitEvent(st, side.reduced[(p.W - 1) & 1], 0));
   C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, s.horner, extra, out);
   CK_LAUNCH("k_add_to");
 }
