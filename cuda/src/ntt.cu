@@ -124,103 +124,180 @@ void ntt_tables::free() {
 
 // ---- kernels -------------------------------------------------------------------
 
-__device__ __forceinline__ fr_t twiddle(const fr_t* __restrict__ tw, uint32_t e, bool inverse, uint32_t tw_half) {
-  if (!inverse || e == 0) return tw[e];
-  return tw[tw_half - e].neg();  // w^-e = -w^(N/2 - e)
-}
-
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, uint32_t bits) { return bits ? __brev(x) >> (32 - bits) : 0; }
 
 __device__ __forceinline__ fr_t coset_pow(const fr_t* lo, const fr_t* hi, uint32_t j) {
   return lo[j & ((1u << COSET_TABLE_BITS) - 1)] * hi[j >> COSET_TABLE_BITS];
 }
 
-// k consecutive radix-2 stages on the index bits [lo_bit, lo_bit + k), for
-// every group of 2^k elements with the other bits fixed. A block holds G =
-// 2^g groups with consecutive low bits (coalesced loads).
-template <bool DIT>
+// w^e for a full exponent e < 2^max_log (w of order 2^max_log), or w^-e:
+// the table holds the first half, w^(e + N/2) = -w^e.
+__device__ __forceinline__ fr_t twiddle_full(const fr_t* __restrict__ tw, uint32_t e, bool inverse, uint32_t tw_half) {
+  if (inverse) e = (2 * tw_half - e) & (2 * tw_half - 1);
+  if (e < tw_half) return tw[e];
+  return tw[e - tw_half].neg();
+}
+
+// Fr elements in shared memory, limb-major (limb j of element p at word
+// j*STRIDE + swizzle(p); a compile-time stride keeps the addresses
+// immediate offsets): a warp reading one limb of 32 elements touches 32
+// consecutive words, one per bank, where 32-byte structs would put 4 threads
+// on each bank. The swizzles XOR the low five index bits with a function of
+// bits 5-7 so that the strided patterns of the passes stay conflict-free
+// too: for data, the lanes of a thread step map to rows with S stage bits
+// fixed (M's columns 31, 21, 25 are the one choice that keeps every stage
+// offset s and S <= 3 a bijection onto the banks); for the root table, a
+// stride of 2^t between lanes.
+template <bool ROOTS, uint32_t STRIDE>
+struct fr_smem {
+  uint32_t* w;
+  __device__ __forceinline__ static uint32_t swizzle(uint32_t p) {
+    if (ROOTS) return p ^ ((p >> 5) & 31);
+    const uint32_t h = p >> 5;
+    return p ^ ((h & 1 ? 31u : 0u) ^ (h & 2 ? 21u : 0u) ^ (h & 4 ? 25u : 0u));
+  }
+  __device__ __forceinline__ fr_t get(uint32_t p) const {
+    const uint32_t q = swizzle(p);
+    fr_t x;
+    C2G_UNROLL for (int j = 0; j < fr_t::N; j++) x.v[j] = w[j * STRIDE + q];
+    return x;
+  }
+  __device__ __forceinline__ void set(uint32_t p, const fr_t& x) const {
+    const uint32_t q = swizzle(p);
+    C2G_UNROLL for (int j = 0; j < fr_t::N; j++) w[j * STRIDE + q] = x.v[j];
+  }
+};
+
+// Radix-2 stages s .. s+S-1 of a pass (see k_ntt_pass) on the columns in
+// shared memory: each thread loads the 2^S elements of one butterfly group
+// (rows differing in bits s .. s+S-1), runs the S stages in registers and
+// stores them back. stw holds the pass's small-transform roots.
+template <bool DIT, uint32_t S, class Data, class Roots>
+__device__ __forceinline__ void ntt_step(Data sm, Roots stw, uint32_t k, uint32_t g, uint32_t s) {
+  const uint32_t G = 1u << g;
+  const uint32_t units = (1u << (k - S)) << g;
+  for (uint32_t u = threadIdx.x; u < units; u += blockDim.x) {
+    const uint32_t l = u & (G - 1), q = u >> g;
+    const uint32_t r0 = ((q >> s) << (s + S)) | (q & ((1u << s) - 1));
+    fr_t x[1u << S];
+    C2G_UNROLL for (uint32_t i = 0; i < (1u << S); i++) x[i] = sm.get(((r0 | (i << s)) << g) + l);
+    C2G_UNROLL for (uint32_t jj = 0; jj < S; jj++) {
+      const uint32_t j = DIT ? jj : S - 1 - jj;  // stage s + j
+      const uint32_t st = s + j;
+      C2G_UNROLL for (uint32_t i = 0; i < (1u << S); i++) {
+        if (i & (1u << j)) continue;
+        fr_t& a = x[i];
+        fr_t& b = x[i | (1u << j)];
+        const uint32_t row = r0 | (i << s);
+        const fr_t u0 = a;
+        if (st == 0) {  // twiddle 1
+          a = u0 + b;
+          b = u0 - b;
+        } else {
+          const fr_t w = stw.get((row & ((1u << st) - 1)) << (k - st - 1));
+          if (DIT) {
+            const fr_t v = b * w;
+            a = u0 + v;
+            b = u0 - v;
+          } else {
+            a = u0 + b;
+            b = (u0 - b) * w;
+          }
+        }
+      }
+    }
+    C2G_UNROLL for (uint32_t i = 0; i < (1u << S); i++) sm.set(((r0 | (i << s)) << g) + l, x[i]);
+  }
+}
+
+// One pass: k consecutive radix-2 stages on the index bits [lo_bit, lo_bit +
+// k) of a sub-transform of size N = 2^(lo_bit + k) (the bits above were
+// handled by earlier passes), for every column of 2^k elements with the
+// other bits fixed. A block holds G = 2^g columns with consecutive low bits
+// (coalesced loads).
+//
+// Four-step split of the radix-2 twiddles: for a column with low part c (<
+// 2^lo_bit), the stage-s twiddle w_2h^(a·2^lo_bit + c), h = 2^(lo_bit+s),
+// factors into w_2^(s+1)^a, a root of the pass's own small transform (a
+// shared-memory table of 2^(k-1) entries), times w_2h^c. The second factors
+// of all k stages collapse into one product per element: for DIF the pass
+// is the small transform on each column followed by element (r, c) times
+// w_N^(c·bitrev_k(r)) (k-bit reversal); DIT is its transpose (the same
+// diagonal first, then the small transform). So a butterfly reads its
+// twiddle from shared memory and an element pays one table read and one
+// product per pass, instead of a global table read per butterfly. The
+// lowest pass (lo_bit = 0) has no diagonal.
+// A pass block holds at most 128 threads of 2^step elements, so a pass has
+// at most 7 + step stages, and its root table 2^(6 + step) roots.
+__host__ __device__ constexpr uint32_t ntt_pass_bits(uint32_t step) { return 7 + step; }
+__host__ __device__ constexpr uint32_t ntt_block_elems(uint32_t step) { return 1u << ntt_pass_bits(step); }
+__host__ __device__ constexpr uint32_t ntt_roots(uint32_t step) { return ntt_block_elems(step) / 2; }
+__host__ __device__ constexpr size_t ntt_pass_smem(uint32_t step) {
+  return sizeof(fr_t) * (ntt_block_elems(step) + ntt_roots(step));
+}
+
+template <bool DIT, uint32_t STEP>
 __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t log_n, uint32_t lo_bit, uint32_t k, uint32_t g,
-                                                  const fr_t* __restrict__ tw, uint32_t tw_shift, uint32_t tw_half,
-                                                  bool inverse) {
-  C2G_DYNAMIC_SMEM(fr_t, sm);
+                                                  const fr_t* __restrict__ tw, uint32_t max_log, bool inverse) {
+  C2G_DYNAMIC_SMEM(uint32_t, smem);
   const uint32_t G = 1u << g;
   const uint32_t nelem = (1u << k) << g;
-  const uint32_t nlo = (1u << lo_bit) >> g;  // blocks along the low bits
+  const fr_smem<false, ntt_block_elems(STEP)> sm{smem};  // element (row a, column l) at a·G + l
+  const fr_smem<true, ntt_roots(STEP)> stw{smem + fr_t::N * ntt_block_elems(STEP)};  // w_K^(+-i), K = 2^k, i < K/2
+  const uint32_t tw_half = 1u << (max_log - 1);
+  for (uint32_t i = threadIdx.x; i < (1u << k) / 2; i += blockDim.x)
+    stw.set(i, twiddle_full(tw, i << (max_log - k), inverse, tw_half));
+  // Global element of (row a, column l). Above the lowest pass, the G
+  // columns have consecutive low parts c0 + l (rows 2^lo_bit apart). The
+  // lowest pass's columns are whole transforms (rows adjacent), so the block
+  // takes G consecutive ones, 2^k apart, and reads each row-wise.
   const uint64_t blk = blockIdx.x;
-  const uint64_t lo_blk = blk % nlo, hi = blk / nlo;
-  const uint64_t base = (hi << (lo_bit + k)) + lo_blk * G;
+  uint64_t base;
+  uint32_t c0 = 0;
+  if (lo_bit) {
+    const uint32_t nlo = (1u << lo_bit) >> g;  // blocks along the low bits
+    c0 = (uint32_t)(blk % nlo) * G;
+    base = ((blk / nlo) << (lo_bit + k)) + c0;
+  } else {
+    base = blk << (k + g);
+  }
+  auto at = [&](uint32_t a, uint32_t l) -> fr_t& {
+    return lo_bit ? data[base + ((uint64_t)a << lo_bit) + l] : data[base + ((uint64_t)l << k) + a];
+  };
+  // thread-consecutive e walks the global memory consecutively
+  auto row_of = [&](uint32_t e) { return lo_bit ? e >> g : e & ((1u << k) - 1); };
+  auto col_of = [&](uint32_t e) { return lo_bit ? e & (G - 1) : e >> k; };
+  // exponent unit of w_N in the table's w
+  const uint32_t diag_shift = max_log - lo_bit - k;
+  auto diag = [&](uint32_t a, uint32_t l) {
+    return twiddle_full(tw, ((c0 + l) * bitrev(a, k)) << diag_shift, inverse, tw_half);
+  };
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
-    uint32_t a = e >> g, l = e & (G - 1);
-    sm[e] = data[base + ((uint64_t)a << lo_bit) + l];
+    const uint32_t a = row_of(e), l = col_of(e);
+    sm.set((a << g) + l, DIT && lo_bit ? at(a, l) * diag(a, l) : at(a, l));
   }
   __syncthreads();
-  // twiddle of the stage-s butterfly whose lower element is row a0 of column l
-  auto twid = [&](uint32_t s, uint32_t a0, uint32_t l) {
-    // position of a0 inside its butterfly block of 2h, h = 2^(lo_bit + s)
-    const uint64_t gi0 = base + ((uint64_t)a0 << lo_bit) + l;
-    const uint32_t j = (uint32_t)(gi0 & ((1ull << (lo_bit + s)) - 1));
-    const uint32_t e = (j << (log_n - lo_bit - s - 1)) << tw_shift;
-    return twiddle(tw, e, inverse, tw_half);
-  };
-  auto bfly = [&](fr_t& x, fr_t& y, const fr_t& w) {
-    const fr_t u = x;
-    if (DIT) {
-      const fr_t v = y * w;
-      x = u + v;
-      y = u - v;
-    } else {
-      x = u + y;
-      y = (u - y) * w;
-    }
-  };
-  // Stages two at a time (four elements per thread: half the barriers and
-  // shared-memory round trips of one stage at a time), a last single stage
-  // when k is odd. DIF runs the stages from k-1 down, DIT from 0 up.
+  // Stages STEP at a time, each thread holding 2^STEP elements of one
+  // column in registers (a shared-memory round trip and a barrier per STEP
+  // stages), fewer for the last step when STEP does not divide k. DIF runs
+  // the stages from k-1 down, DIT from 0 up.
   for (uint32_t done = 0; done < k;) {
-    if (k - done >= 2) {
-      const uint32_t s = DIT ? done : k - done - 2;  // the pair (s, s+1)
-      const uint32_t units = (1u << (k - 2)) << g;
-      for (uint32_t u = threadIdx.x; u < units; u += blockDim.x) {
-        const uint32_t l = u & (G - 1), q = u >> g;
-        const uint32_t r00 = ((q >> s) << (s + 2)) | (q & ((1u << s) - 1));
-        const uint32_t r01 = r00 | (1u << s), r10 = r00 | (2u << s), r11 = r00 | (3u << s);
-        fr_t x00 = sm[(r00 << g) + l], x01 = sm[(r01 << g) + l], x10 = sm[(r10 << g) + l], x11 = sm[(r11 << g) + l];
-        if (DIT) {
-          bfly(x00, x01, twid(s, r00, l));
-          bfly(x10, x11, twid(s, r10, l));
-          bfly(x00, x10, twid(s + 1, r00, l));
-          bfly(x01, x11, twid(s + 1, r01, l));
-        } else {
-          bfly(x00, x10, twid(s + 1, r00, l));
-          bfly(x01, x11, twid(s + 1, r01, l));
-          bfly(x00, x01, twid(s, r00, l));
-          bfly(x10, x11, twid(s, r10, l));
-        }
-        sm[(r00 << g) + l] = x00;
-        sm[(r01 << g) + l] = x01;
-        sm[(r10 << g) + l] = x10;
-        sm[(r11 << g) + l] = x11;
-      }
-      done += 2;
-    } else {
-      const uint32_t s = DIT ? done : k - done - 1;
-      const uint32_t units = (1u << (k - 1)) << g;
-      for (uint32_t u = threadIdx.x; u < units; u += blockDim.x) {
-        const uint32_t l = u & (G - 1), q = u >> g;
-        const uint32_t a0 = ((q >> s) << (s + 1)) | (q & ((1u << s) - 1));
-        const uint32_t a1 = a0 | (1u << s);
-        fr_t x = sm[(a0 << g) + l], y = sm[(a1 << g) + l];
-        bfly(x, y, twid(s, a0, l));
-        sm[(a0 << g) + l] = x;
-        sm[(a1 << g) + l] = y;
-      }
-      done += 1;
-    }
+    const uint32_t left = k - done;
+    const uint32_t S = left < STEP ? left : STEP;
+    const uint32_t s = DIT ? done : k - done - S;  // the stages s .. s+S-1
+    if (STEP >= 3 && S == 3)
+      ntt_step<DIT, 3>(sm, stw, k, g, s);
+    else if (S == 2)
+      ntt_step<DIT, 2>(sm, stw, k, g, s);
+    else
+      ntt_step<DIT, 1>(sm, stw, k, g, s);
+    done += S;
     __syncthreads();
   }
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
-    uint32_t a = e >> g, l2 = e & (G - 1);
-    data[base + ((uint64_t)a << lo_bit) + l2] = sm[e];
+    const uint32_t a = row_of(e), l = col_of(e);
+    const fr_t x = sm.get((a << g) + l);
+    at(a, l) = !DIT && lo_bit ? x * diag(a, l) : x;
   }
 }
 
@@ -281,26 +358,46 @@ static void check_tables(uint32_t log_n, const ntt_tables& t) {
   if (log_n > t.max_log) throw error(C2G_ERR_INTERNAL, 0, strprintf("ntt: tables built for 2^%u, need 2^%u", t.max_log, log_n));
 }
 
+// Stages per thread step for a pass of k stages: three (eight elements per
+// thread, a barrier per three stages) where k >= 9, else two (four elements:
+// fewer registers, more resident blocks; faster for the shorter passes).
+// C2G_NTT_STEP=2 or 3 forces one for every pass (benchmarks).
+static uint32_t ntt_step_bits(uint32_t k) {
+  static const uint32_t forced = [] {
+    const char* env = getenv("C2G_NTT_STEP");
+    if (env && (env[0] == '2' || env[0] == '3') && env[1] == 0) return (uint32_t)(env[0] - '0');
+    return 0u;
+  }();
+  if (forced == 2 && k <= ntt_pass_bits(2)) return 2;
+  if (forced) return 3;
+  return k >= 9 ? 3 : 2;
+}
+
 template <bool DIT>
 static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st) {
   check_tables(log_n, t);
   if (log_n == 0) return;
-  const uint32_t passes = (log_n + NTT_MAX_PASS_BITS - 1) / NTT_MAX_PASS_BITS;
-  const uint32_t tw_shift = t.max_log - log_n;
-  const uint32_t tw_half = 1u << (t.max_log - 1);
+  // passes of at most 9 stages (10 above 2^27): 2^27 = 9 + 9 + 9
+  const uint32_t pass_bits = log_n > 27 ? ntt_pass_bits(3) : ntt_pass_bits(2);
+  const uint32_t passes = (log_n + pass_bits - 1) / pass_bits;
   uint32_t done = 0;
   for (uint32_t p = 0; p < passes; p++) {
     // near-equal pass sizes
     uint32_t k = (log_n - done) / (passes - p);
     if ((log_n - done) % (passes - p)) k++;
+    const uint32_t step = ntt_step_bits(k);
     const uint32_t lo_bit = DIT ? done : log_n - done - k;
+    const uint32_t S = k < step ? k : step;
+    // columns per block: up to 128 threads of 2^S elements (at most
+    // ntt_block_elems(step)); the lowest pass groups whole transforms
+    const uint32_t g_max = lo_bit ? lo_bit : log_n - k;
     uint32_t g = 0;
-    while (g < lo_bit && ((1u << (k - 1)) << (g + 1)) <= 512) g++;
-    const uint32_t threads = (k >= 2 ? 1u << (k - 2) : 1u) << g;  // four elements each
+    while (g < g_max && (1u << (k + g + 1)) <= ntt_block_elems(S)) g++;
+    const uint32_t threads = (1u << (k - S)) << g;
     const uint64_t blocks = (1ull << log_n) >> (k + g);
-    const size_t smem = sizeof(fr_t) * ((size_t)1 << (k + g));
-    C2G_LAUNCH_SYNC(k_ntt_pass<DIT>, dim3((uint32_t)blocks), threads, smem, st, d, log_n, lo_bit, k, g, t.omega, tw_shift, tw_half,
-                                                                   inverse);
+    const size_t smem = ntt_pass_smem(step);
+    auto* k_pass = step == 3 ? k_ntt_pass<DIT, 3> : k_ntt_pass<DIT, 2>;
+    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, log_n, lo_bit, k, g, t.omega, t.max_log, inverse);
     CK_LAUNCH("k_ntt_pass");
     done += k;
   }

@@ -1,5 +1,5 @@
 // Number-theoretic transforms over Fr (radix-2, shared-memory passes of up
-// to NTT_MAX_PASS_BITS stages each) and the Groth16 H computation.
+// to 10 stages each) and the Groth16 H computation.
 #pragma once
 #include "common.cuh"
 #include "field.cuh"
@@ -7,7 +7,6 @@
 namespace c2g {
 
 constexpr uint32_t NTT_MAX_LOG = 28;  // gnark's Fr has 2-adicity 32; we cap at 2^28
-constexpr uint32_t NTT_MAX_PASS_BITS = 10;
 constexpr uint32_t COSET_TABLE_BITS = 14;  // g^j = lo[j & 16383] * hi[j >> 14], j < 2^28
 
 // Host-side Fr helpers (the same arithmetic code, run on the CPU).

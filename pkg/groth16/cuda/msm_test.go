@@ -294,3 +294,24 @@ func TestMSMDeviceData(t *testing.T) {
 	_, _, err = lib.MSMG1(bb, sb, n+1)
 	require.ErrorIs(t, err, ErrInvalid)
 }
+
+// TestMSMSliceBound runs the MSM whose Pippenger part needs the most
+// per-slice scratch of any size near it: 2^22+1 points of which exactly 2^22
+// have scalars other than 0 and 1 (the slice count is not monotonic in n;
+// scratch sized from the call's 2^22+1 points was 11 % short for it). The
+// CPU emulator would take hours at this size, so it runs on a GPU only.
+func TestMSMSliceBound(t *testing.T) {
+	lib, dev := gpu(t)
+	if testLibEmu {
+		t.Skip("2^22-point MSM: GPU only (the CPU emulator is too slow for it)")
+	}
+	const n = 1<<22 + 1
+	pts, sc := randomPointsG1(n), randomScalars(n)
+	sc[n/2].SetOne()
+	got, st := gpuMSMG1(t, lib, dev, pts, sc)
+	require.Equal(t, int64(1<<22), st.Other, "stats=%+v", st)
+	var want curve.G1Jac
+	_, err := want.MultiExp(pts, sc, ecc.MultiExpConfig{})
+	require.NoError(t, err)
+	require.True(t, got.Equal(&want), "stats=%+v", st)
+}

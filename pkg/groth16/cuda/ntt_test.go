@@ -15,7 +15,7 @@ import (
 // forward, inverse, coset forward and coset inverse, natural order.
 func TestNTT(t *testing.T) {
 	lib, dev := gpu(t)
-	for _, logN := range sized([]int{1, 2, 3, 5, 8, 10, 11, 12, 13, 16, 19, 20}, []int{1, 2, 3, 5, 8, 10, 11, 12, 13, 16}) {
+	for _, logN := range sized([]int{1, 2, 3, 5, 8, 9, 10, 11, 12, 13, 16, 18, 19, 20, 21, 23}, []int{1, 2, 3, 5, 8, 9, 10, 11, 12, 13, 16, 18}) {
 		n := 1 << logN
 		d := fft.NewDomain(uint64(n))
 		buf, err := lib.Alloc(dev, int64(n)*frSize)
