@@ -1,8 +1,10 @@
 // Groth16 partition prover: key residency, task memory plan, upload, the
 // device pipeline (H, then the five MSMs) and results.
+#include <chrono>
 #include <memory>
 
 #include "prover.cuh"
+#include "staging.cuh"
 
 namespace c2g {
 
@@ -289,8 +291,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
                             (unsigned long long)(bi_cnt + ba_cnt), (unsigned long long)k->num_b));
   t->b_inputs = bi_cnt;
   cudaStream_t st = t->stream;
-  event_pair ep;
-  ep.start(st);
+  const auto start = std::chrono::steady_clock::now();
   CK(cudaMallocAsync(&t->mem, t->lay.total, st));
   arena a;
   a.base = (char*)t->mem;
@@ -298,24 +299,26 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   plan_task(k, a, t->lay);
   task_layout& L = t->lay;
   const uint64_t fb = sizeof(fr_t);
-  CK(cudaMemcpyAsync(L.va, w.a, rows * fb, cudaMemcpyHostToDevice, st));
-  CK(cudaMemcpyAsync(L.hvec, w.b, rows * fb, cudaMemcpyHostToDevice, st));
-  CK(cudaMemcpyAsync(L.vc, w.c, rows * fb, cudaMemcpyHostToDevice, st));
   if (rows < n) {
     CK(cudaMemsetAsync(L.va + rows, 0, (n - rows) * fb, st));
     CK(cudaMemsetAsync(L.hvec + rows, 0, (n - rows) * fb, st));
     CK(cudaMemsetAsync(L.vc + rows, 0, (n - rows) * fb, st));
   }
-  CK(cudaMemcpyAsync(L.input, w.input, k->num_inputs * fb, cudaMemcpyHostToDevice, st));
-  CK(cudaMemcpyAsync(L.dens_bi, w.b_density_input, words_for(k->num_inputs) * 8, cudaMemcpyHostToDevice, st));
+  CK(cudaStreamSynchronize(st));  // the allocation is usable by the staging streams
+  std::vector<h2d_copy> jobs = {
+      {L.va, w.a, rows * fb},
+      {L.hvec, w.b, rows * fb},
+      {L.vc, w.c, rows * fb},
+      {L.input, w.input, k->num_inputs * fb},
+      {L.dens_bi, w.b_density_input, words_for(k->num_inputs) * 8},
+  };
   if (k->num_aux) {
-    CK(cudaMemcpyAsync(L.aux, w.aux, k->num_aux * fb, cudaMemcpyHostToDevice, st));
-    CK(cudaMemcpyAsync(L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8, cudaMemcpyHostToDevice, st));
-    CK(cudaMemcpyAsync(L.dens_ba, w.b_density_aux, words_for(k->num_aux) * 8, cudaMemcpyHostToDevice, st));
+    jobs.push_back({L.aux, w.aux, k->num_aux * fb});
+    jobs.push_back({L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8});
+    jobs.push_back({L.dens_ba, w.b_density_aux, words_for(k->num_aux) * 8});
   }
-  ep.stop(st);
-  CK(cudaStreamSynchronize(st));  // the host arrays may be reused after return
-  t->results.ms_upload = ep.ms();
+  staged_upload(t->device, jobs);  // returns with the data on the device: the host arrays may be reused
+  t->results.ms_upload = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   t->uploaded = true;
 }
 

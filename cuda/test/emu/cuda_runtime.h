@@ -398,4 +398,13 @@ inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b)
   return cudaSuccess;
 }
 inline cudaError_t cudaHostRegister(void*, size_t, unsigned) { return cudaSuccess; }
+#define cudaHostAllocDefault 0
+inline cudaError_t cudaHostAlloc(void** p, size_t n, unsigned) {
+  *p = malloc(n);
+  return *p || !n ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+inline cudaError_t cudaFreeHost(void* p) {
+  free(p);
+  return cudaSuccess;
+}
 inline cudaError_t cudaHostUnregister(void*) { return cudaSuccess; }

@@ -1,0 +1,125 @@
+#include "staging.cuh"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace c2g {
+namespace {
+
+constexpr uint64_t MAX_CHUNK = 16ull << 20;
+constexpr uint64_t MIN_CHUNK = 4096;
+
+struct lane {
+  cudaStream_t stream = nullptr;
+  void* buf[2] = {};
+  cudaEvent_t done[2] = {};  // the DMA out of buf[i] finished
+};
+
+struct stager {
+  std::mutex mu;  // one upload at a time per device
+  std::vector<lane> lanes;
+  ~stager() {
+    for (lane& l : lanes) {
+      if (l.stream) cudaStreamSynchronize(l.stream);
+      for (int i = 0; i < 2; i++) {
+        if (l.buf[i]) cudaFreeHost(l.buf[i]);
+        if (l.done[i]) cudaEventDestroy(l.done[i]);
+      }
+      if (l.stream) cudaStreamDestroy(l.stream);
+    }
+  }
+};
+
+uint32_t lane_count() {
+  if (const char* env = getenv("C2G_UPLOAD_THREADS")) {
+    const int v = atoi(env);
+    if (v >= 1 && v <= 64) return (uint32_t)v;
+  }
+  const uint32_t hw = std::thread::hardware_concurrency();
+  return std::min(8u, std::max(1u, hw / 2));
+}
+
+// The device's stager, created on first use (lanes added under its lock).
+stager& stager_for(int device) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<stager>> all;
+  std::lock_guard<std::mutex> lk(mu);
+  std::unique_ptr<stager>& s = all[device];
+  if (!s) s.reset(new stager);
+  return *s;
+}
+
+void add_lanes(stager& s, uint32_t want) {
+  while (s.lanes.size() < want) {
+    s.lanes.emplace_back();
+    lane& l = s.lanes.back();
+    CK(cudaStreamCreateWithFlags(&l.stream, cudaStreamNonBlocking));
+    for (int i = 0; i < 2; i++) {
+      CK(cudaHostAlloc(&l.buf[i], MAX_CHUNK, cudaHostAllocDefault));
+      CK(cudaEventCreateWithFlags(&l.done[i], cudaEventDisableTiming));
+    }
+  }
+}
+
+}  // namespace
+
+void staged_upload(int device, const std::vector<h2d_copy>& jobs) {
+  uint64_t total = 0;
+  for (const h2d_copy& j : jobs) total += j.bytes;
+  if (total == 0) return;
+  stager& s = stager_for(device);
+  std::lock_guard<std::mutex> lk(s.mu);
+  const uint32_t n_lanes = lane_count();
+  add_lanes(s, n_lanes);
+  // chunks small enough that every lane gets a few, large enough to keep
+  // the per-copy overhead small
+  const uint64_t chunk = std::min(MAX_CHUNK, std::max(MIN_CHUNK, total / (4 * (uint64_t)n_lanes)));
+  std::vector<h2d_copy> chunks;
+  for (const h2d_copy& j : jobs)
+    for (uint64_t off = 0; off < j.bytes; off += chunk)
+      chunks.push_back({(char*)j.dst + off, (const char*)j.src + off, std::min(chunk, j.bytes - off)});
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::exception_ptr> errs(n_lanes);
+  auto run = [&](uint32_t id) {
+    try {
+      CK(cudaSetDevice(device));
+      lane& l = s.lanes[id];
+      for (uint32_t n = 0;; n++) {
+        const size_t i = next.fetch_add(1);
+        if (i >= chunks.size() || failed.load()) break;
+        const int b = n & 1;
+        CK(cudaEventSynchronize(l.done[b]));  // buf[b]'s last DMA is over
+        memcpy(l.buf[b], chunks[i].src, chunks[i].bytes);
+        CK(cudaMemcpyAsync(chunks[i].dst, l.buf[b], chunks[i].bytes, cudaMemcpyHostToDevice, l.stream));
+        CK(cudaEventRecord(l.done[b], l.stream));
+      }
+      CK(cudaStreamSynchronize(l.stream));
+    } catch (...) {
+      failed.store(true);
+      errs[id] = std::current_exception();
+      cudaStreamSynchronize(s.lanes[id].stream);  // nothing may still read the buffers
+    }
+  };
+  std::vector<std::thread> threads;
+  std::exception_ptr spawn_err;
+  try {
+    for (uint32_t id = 1; id < n_lanes; id++) threads.emplace_back(run, id);
+  } catch (...) {  // no thread: the lanes that run take every chunk
+    spawn_err = std::current_exception();
+  }
+  run(0);
+  for (std::thread& t : threads) t.join();
+  for (std::exception_ptr& e : errs)
+    if (e) std::rethrow_exception(e);
+  (void)spawn_err;
+}
+
+}  // namespace c2g
