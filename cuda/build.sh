@@ -19,7 +19,7 @@ if [[ "${1:-}" == "emulator" ]]; then
   # The whole library for the CPU emulator of the CUDA runtime (test/emu):
   # the same sources, compiled by g++; the tests build it themselves.
   pids=()
-  for src in api prover staging ntt msm_common msm_g1 msm_g2 random selftest; do
+  for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase selftest; do
     "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
     pids+=($!)
   done
@@ -49,7 +49,7 @@ flags+=(${NVCC_FLAGS:-})
 only=" ${ONLY:-} "
 objs=()
 pids=()
-for src in api prover staging ntt msm_common msm_g1 msm_g2 random selftest; do
+for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase selftest; do
   obj="$out/$src.o"
   objs+=("$obj")
   if [[ -n "${ONLY:-}" ]]; then

@@ -33,7 +33,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 1
+#define C2G_ABI_VERSION 2
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -105,6 +105,14 @@ typedef struct c2g_msm_stats {
 } c2g_msm_stats;
 C2G_API c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const c2g_buffer* scalars,
                    uint64_t n, void* out, c2g_msm_stats* stats, c2g_error* err);
+
+/* Fixed-base scalar multiplication for the Groth16 setup, host memory in
+ * and out: out[i] = scalars[i]*G for i < n (affine, infinity as (0, 0)),
+ * from the comb table table[w*2^(c-1) + j] = (j+1)*2^(c*w)*G, w < windows,
+ * j < 2^(c-1), 2 <= c <= 24, windows*c >= 256. Points are G1Affine
+ * (group 1) or G2Affine (group 2); scalars fr.Element (Montgomery). */
+C2G_API c2g_status c2g_fixed_base(int32_t device, int32_t group, const void* table, uint32_t c, uint32_t windows,
+                                  const void* scalars, uint64_t n, void* out, c2g_error* err);
 
 /* In-place NTT of 2^log_n fr.Elements (Montgomery, natural order in and out)
  * with gnark-crypto's fft.Domain conventions: forward = FFT(DIF)+BitReverse,

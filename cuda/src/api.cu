@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "fixedbase.cuh"
 #include "prover.cuh"
 #include "random.cuh"
 #include "selftest.cuh"
@@ -188,6 +189,18 @@ c2g_status c2g_buffer_fill_random_points(int32_t device, c2g_buffer* buf, int32_
       random_points<fp_t>((g1_affine*)buf->ptr, n, seed, sg.s);
     else
       random_points<fp2_t>((g2_affine*)buf->ptr, n, seed, sg.s);
+  });
+}
+
+c2g_status c2g_fixed_base(int32_t device, int32_t group, const void* table, uint32_t c, uint32_t windows,
+                          const void* scalars, uint64_t n, void* out, c2g_error* err) {
+  return guarded(err, [&] {
+    if (group != 1 && group != 2) throw_invalid(strprintf("fixed base: group %d is not 1 or 2", group));
+    bind_device(device);
+    if (group == 1)
+      fixed_base_mul<fp_t>((const g1_affine*)table, c, windows, (const fr_t*)scalars, n, (g1_affine*)out);
+    else
+      fixed_base_mul<fp2_t>((const g2_affine*)table, c, windows, (const fr_t*)scalars, n, (g2_affine*)out);
   });
 }
 

@@ -3,6 +3,8 @@
 // distinct bases of realistic size without hours of host work).
 #include "random.cuh"
 
+#include "affine.cuh"
+
 namespace c2g {
 
 __host__ __device__ __forceinline__ uint64_t splitmix64(uint64_t x) {
@@ -36,19 +38,6 @@ __global__ void k_random_fr(fr_t* out, uint64_t n, uint64_t seed, double frac01)
   }
 }
 
-// ---- inversion ---------------------------------------------------------------
-
-__device__ fp_t fp_inv(const fp_t& x) {
-  uint32_t e[12] = FP_MOD;
-  e[0] -= 2;  // p - 2 (the low limb of p is 0xffffaaab: no borrow)
-  return x.pow_limbs(e, 12, field_consts<fp_t>::one());
-}
-__device__ fp2_t f_inv(const fp2_t& x) {
-  fp_t d = fp_inv(x.c0.sqr() + x.c1.sqr());
-  return fp2_t{x.c0 * d, (x.c1 * d).neg()};
-}
-__device__ fp_t f_inv(const fp_t& x) { return fp_inv(x); }
-
 template <class F>
 struct generator;
 template <>
@@ -66,13 +55,6 @@ struct generator<fp2_t> {
                            fp2_t{fp_t::from_limbs(y0), fp_t::from_limbs(y1)}};
   }
 };
-
-template <class F>
-__device__ affine_t<F> to_affine(const xyzz_t<F>& p) {
-  if (p.is_inf()) return affine_t<F>{F::zero(), F::zero()};
-  F inv = f_inv(p.ZZ * p.ZZZ);
-  return affine_t<F>{p.X * (inv * p.ZZZ), p.Y * (inv * p.ZZ)};
-}
 
 // table[i] = k_i * G for a random 64-bit k_i.
 template <class F>
@@ -96,8 +78,6 @@ __global__ void __launch_bounds__(128) k_random_points(affine_t<F>* out, uint64_
   uint64_t s = t * RP_BATCH;
   if (s >= n) return;
   xyzz_t<F> p[RP_BATCH];
-  F pref[RP_BATCH];
-  F acc = field_consts<F>::one();
   for (uint32_t k = 0; k < RP_BATCH; k++) {
     uint64_t i = s + k;
     if (i < n) {
@@ -106,21 +86,8 @@ __global__ void __launch_bounds__(128) k_random_points(affine_t<F>* out, uint64_
     } else {
       p[k] = xyzz_t<F>::inf();
     }
-    pref[k] = acc;
-    F d = p[k].ZZ * p[k].ZZZ;
-    if (!d.is_zero()) acc = acc * d;
   }
-  F inv = f_inv(acc);  // 1 / prod of the non-zero d
-  for (int k = RP_BATCH - 1; k >= 0; k--) {
-    F d = p[k].ZZ * p[k].ZZZ;
-    if (d.is_zero()) {
-      if (s + k < n) out[s + k] = affine_t<F>{F::zero(), F::zero()};
-      continue;
-    }
-    F dinv = inv * pref[k];  // 1/d_k
-    inv = inv * d;
-    if (s + k < n) out[s + k] = affine_t<F>{p[k].X * (dinv * p[k].ZZZ), p[k].Y * (dinv * p[k].ZZ)};
-  }
+  batch_to_affine(p, out, s, n);
 }
 
 void random_fr(fr_t* out, uint64_t n, uint64_t seed, double frac01, cudaStream_t st) {

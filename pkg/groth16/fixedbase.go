@@ -15,6 +15,34 @@ import (
 // non-zero signed c-bit digit and no doubling (a comb without doublings,
 // trading table memory for time).
 
+// FixedBase evaluates fixed-base scalar multiplications from a comb table
+// that Setup builds: table[w·2^(c−1) + j] = (j+1)·2^(c·w)·G for w < windows,
+// j < 2^(c−1) (signed c-bit digits, as signedDigits writes them). Each call
+// sets out[i] = scalars[i]·G, infinity as (0, 0). The CUDA backend
+// implements it (pkg/groth16/cuda); Setup uses the CPU without one.
+type FixedBase interface {
+	MulG1(table []curve.G1Affine, c, windows int, scalars []fr.Element, out []curve.G1Affine) error
+	MulG2(table []curve.G2Affine, c, windows int, scalars []fr.Element, out []curve.G2Affine) error
+}
+
+// fixedBaseChunk is the number of scalars per FixedBase call: progress
+// advances and cancellation is seen between calls.
+const fixedBaseChunk = 1 << 23
+
+func fixedBaseChunks(ctx context.Context, n int, pr *progressReporter, f func(start, end int) error) error {
+	for s := 0; s < n; s += fixedBaseChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e := min(n, s+fixedBaseChunk)
+		if err := f(s, e); err != nil {
+			return err
+		}
+		pr.add(int64(e - s))
+	}
+	return nil
+}
+
 // fixedBaseWindow picks the window width minimizing additions for n scalars:
 // per scalar one addition per window, plus the table.
 func fixedBaseWindow(n int) int {

@@ -58,3 +58,37 @@ func TestFixedBaseMatchesScalarMultiplication(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFixedBaseCPU times the CPU comb per point on one core, with the
+// window Setup uses for large circuits (16 bits); the GPU's numbers are in
+// docs/perf/cuda.md (c2g-bench -fixed-base).
+func BenchmarkFixedBaseCPU(b *testing.B) {
+	_, _, g1, g2 := curve.Generators()
+	const n = 1 << 14
+	sc := make([]fr.Element, n)
+	for i := range sc {
+		_, _ = sc[i].SetRandom()
+	}
+	total := 1 << 30 // a large circuit's total: the 16-bit window
+	b.Run("g1", func(b *testing.B) {
+		fb, err := newG1FixedBase(context.Background(), &g1, total, 0)
+		require.NoError(b, err)
+		require.Equal(b, 16, fb.c)
+		out := make([]curve.G1Affine, n)
+		b.ResetTimer()
+		for range b.N {
+			require.NoError(b, fb.mul(context.Background(), sc, out, 1, nil))
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/point")
+	})
+	b.Run("g2", func(b *testing.B) {
+		fb, err := newG2FixedBase(context.Background(), &g2, total, 0)
+		require.NoError(b, err)
+		out := make([]curve.G2Affine, n)
+		b.ResetTimer()
+		for range b.N {
+			require.NoError(b, fb.mul(context.Background(), sc, out, 1, nil))
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/point")
+	})
+}

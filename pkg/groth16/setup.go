@@ -20,9 +20,10 @@ import (
 type SetupOption func(*setupConfig)
 
 type setupConfig struct {
-	seed     []byte
-	progress Progress
-	workers  int
+	seed      []byte
+	progress  Progress
+	workers   int
+	fixedBase FixedBase
 }
 
 // SetupSeed makes the toxic waste a deterministic function of seed. For
@@ -38,6 +39,11 @@ func SetupProgress(p Progress) SetupOption { return func(c *setupConfig) { c.pro
 
 // SetupWorkers bounds the goroutines of setup (default GOMAXPROCS).
 func SetupWorkers(n int) SetupOption { return func(c *setupConfig) { c.workers = n } }
+
+// SetupFixedBase runs the fixed-base scalar multiplications (every point of
+// the parameters: the bulk of a large setup) on fb instead of the CPU; nil
+// keeps the CPU. The comb tables are still built on the CPU.
+func SetupFixedBase(fb FixedBase) SetupOption { return func(c *setupConfig) { c.fixedBase = fb } }
 
 // toxicWaste is the secret of a setup.
 type toxicWaste struct {
@@ -270,7 +276,14 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 		sc  []fr.Element
 		out []curve.G1Affine
 	}{{hSc, pk.H}, {lSc, pk.L}, {aSc, pk.A}, {bSc, pk.BG1}, {icSc, pk.VK.IC}} {
-		if err := fb1.mul(ctx, q.sc, q.out, nw, pr); err != nil {
+		if cfg.fixedBase != nil {
+			err = fixedBaseChunks(ctx, len(q.sc), pr, func(s, e int) error {
+				return cfg.fixedBase.MulG1(fb1.table, fb1.c, fb1.k, q.sc[s:e], q.out[s:e])
+			})
+		} else {
+			err = fb1.mul(ctx, q.sc, q.out, nw, pr)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("groth16: setup: %w", err)
 		}
 	}
@@ -280,7 +293,14 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 		return nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	pr = newProgressReporter(cfg.progress, "setup: g2", int64(len(bSc)))
-	if err := fb2.mul(ctx, bSc, pk.BG2, nw, pr); err != nil {
+	if cfg.fixedBase != nil {
+		err = fixedBaseChunks(ctx, len(bSc), pr, func(s, e int) error {
+			return cfg.fixedBase.MulG2(fb2.table, fb2.c, fb2.k, bSc[s:e], pk.BG2[s:e])
+		})
+	} else {
+		err = fb2.mul(ctx, bSc, pk.BG2, nw, pr)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	vkG1 := curve.BatchScalarMultiplicationG1(&g1, []fr.Element{tw.alpha, tw.beta, tw.delta})

@@ -58,7 +58,7 @@ func buildEmulator() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	units := []string{"api", "prover", "staging", "ntt", "msm_common", "msm_g1", "msm_g2", "random", "selftest"}
+	units := []string{"api", "prover", "staging", "ntt", "msm_common", "msm_g1", "msm_g2", "random", "fixedbase", "selftest"}
 	errs := make([]error, len(units))
 	var wg sync.WaitGroup
 	for i, u := range units {

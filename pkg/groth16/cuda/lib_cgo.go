@@ -25,6 +25,7 @@ typedef struct c2g_api {
 	c2g_status (*buffer_fill_random_points)(int32_t, c2g_buffer*, int32_t, uint64_t, uint64_t, c2g_error*);
 	c2g_status (*buffer_copy)(int32_t, c2g_buffer*, uint64_t, const c2g_buffer*, uint64_t, uint64_t, c2g_error*);
 	c2g_status (*msm)(int32_t, int32_t, const c2g_buffer*, const c2g_buffer*, uint64_t, void*, c2g_msm_stats*, c2g_error*);
+	c2g_status (*fixed_base)(int32_t, int32_t, const void*, uint32_t, uint32_t, const void*, uint64_t, void*, c2g_error*);
 	c2g_status (*ntt)(int32_t, c2g_buffer*, uint32_t, int32_t, int32_t, float*, c2g_error*);
 	c2g_status (*selftest)(int32_t, int32_t, const void*, const void*, void*, uint64_t, c2g_error*);
 	c2g_status (*key_device_bytes)(int32_t, const c2g_key_desc*, uint64_t*, c2g_error*);
@@ -42,7 +43,7 @@ typedef struct c2g_api {
 static const char* c2g_api_names[] = {
 	"c2g_abi_version", "c2g_device_count", "c2g_device_info_get", "c2g_buffer_alloc",
 	"c2g_buffer_free", "c2g_buffer_write", "c2g_buffer_read", "c2g_buffer_fill_random_fr",
-	"c2g_buffer_fill_random_points", "c2g_buffer_copy", "c2g_msm", "c2g_ntt", "c2g_selftest",
+	"c2g_buffer_fill_random_points", "c2g_buffer_copy", "c2g_msm", "c2g_fixed_base", "c2g_ntt", "c2g_selftest",
 	"c2g_key_device_bytes", "c2g_key_create", "c2g_key_free", "c2g_key_task_bytes",
 	"c2g_task_create", "c2g_task_upload", "c2g_task_compute", "c2g_task_results",
 	"c2g_task_cancel", "c2g_task_free",
@@ -94,6 +95,7 @@ static c2g_status t_buffer_fill_random_fr(c2g_api* a, int32_t d, c2g_buffer* b, 
 static c2g_status t_buffer_fill_random_points(c2g_api* a, int32_t d, c2g_buffer* b, int32_t g, uint64_t n, uint64_t seed, c2g_error* e) { return a->buffer_fill_random_points(d, b, g, n, seed, e); }
 static c2g_status t_buffer_copy(c2g_api* a, int32_t d, c2g_buffer* dst, uint64_t doff, const c2g_buffer* src, uint64_t soff, uint64_t n, c2g_error* e) { return a->buffer_copy(d, dst, doff, src, soff, n, e); }
 static c2g_status t_msm(c2g_api* a, int32_t d, int32_t g, const c2g_buffer* b, const c2g_buffer* s, uint64_t n, void* o, c2g_msm_stats* st, c2g_error* e) { return a->msm(d, g, b, s, n, o, st, e); }
+static c2g_status t_fixed_base(c2g_api* a, int32_t d, int32_t g, const void* t, uint32_t c, uint32_t w, const void* s, uint64_t n, void* o, c2g_error* e) { return a->fixed_base(d, g, t, c, w, s, n, o, e); }
 static c2g_status t_ntt(c2g_api* a, int32_t d, c2g_buffer* b, uint32_t l, int32_t inv, int32_t coset, float* ms, c2g_error* e) { return a->ntt(d, b, l, inv, coset, ms, e); }
 static c2g_status t_selftest(c2g_api* a, int32_t d, int32_t op, const void* i0, const void* i1, void* o, uint64_t n, c2g_error* e) { return a->selftest(d, op, i0, i1, o, n, e); }
 static c2g_status t_key_device_bytes(c2g_api* a, int32_t d, const c2g_key_desc* k, uint64_t* o, c2g_error* e) { return a->key_device_bytes(d, k, o, e); }
@@ -278,6 +280,22 @@ func (a *api) msm(dev, group int, bases, scalars cBuffer, n int64, out unsafe.Po
 	}
 	return MSMStats{Zero: int64(s.n_zero), One: int64(s.n_one), Other: int64(s.n_other),
 		WindowBits: int(s.window_bits), DeviceMillis: float64(s.ms)}, nil
+}
+
+// fixedBase passes Go memory (table, scalars, out), pinned for the call.
+func (a *api) fixedBase(dev, group int, table unsafe.Pointer, c, windows int, scalars unsafe.Pointer, n int64, out unsafe.Pointer) error {
+	var pin runtime.Pinner
+	pin.Pin(table)
+	pin.Pin(scalars)
+	pin.Pin(out)
+	defer pin.Unpin()
+	var e cerr
+	var st C.c2g_status
+	lockedCall(func() {
+		st = C.t_fixed_base(a.p, C.int32_t(dev), C.int32_t(group), table, C.uint32_t(c), C.uint32_t(windows), scalars,
+			C.uint64_t(n), out, &e.e)
+	})
+	return e.check(st, "fixed base", dev)
 }
 
 func (a *api) ntt(dev int, b cBuffer, logN int, inverse, coset bool) (float64, error) {

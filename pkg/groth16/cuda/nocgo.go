@@ -29,3 +29,6 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 func (b *Backend) Device() DeviceInfo { return DeviceInfo{} }
 
 func libraryDescription(b *Backend) string { return "" }
+
+// FixedBase is nil in builds without cgo.
+func (b *Backend) FixedBase() groth16.FixedBase { return nil }

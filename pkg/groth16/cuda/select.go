@@ -36,3 +36,24 @@ func Select(mode string, cfg Config, cpuOpts ...groth16.CPUOption) (groth16.Back
 		return nil, "", fmt.Errorf("backend: mode %q is not auto, cpu or cuda", mode)
 	}
 }
+
+// SelectFixedBase returns the fixed-base multiplication for groth16.Setup in
+// mode (nil: the CPU) and a line saying which and why, like Select.
+func SelectFixedBase(mode string, cfg Config) (groth16.FixedBase, string, error) {
+	switch mode {
+	case ModeCPU:
+		return nil, "setup: fixed-base multiplications on the CPU (configuration)", nil
+	case ModeCUDA, ModeAuto, "":
+		b, err := New(cfg)
+		if err == nil {
+			d := b.Device()
+			return b.FixedBase(), fmt.Sprintf("setup: fixed-base multiplications on device %d (%s)", d.Index, d.Name), nil
+		}
+		if mode == ModeCUDA {
+			return nil, "", fmt.Errorf("backend cuda: %w", err)
+		}
+		return nil, fmt.Sprintf("setup: fixed-base multiplications on the CPU: auto mode found no usable GPU (%v)", err), nil
+	default:
+		return nil, "", fmt.Errorf("backend: mode %q is not auto, cpu or cuda", mode)
+	}
+}

@@ -33,6 +33,9 @@ type SetupConfig struct {
 	// Progress receives the stages: compile, the engine's setup stages,
 	// write.
 	Progress groth16.Progress
+	// FixedBase, when set, runs the fixed-base scalar multiplications (on a
+	// GPU: cuda.SelectFixedBase); nil uses the CPU.
+	FixedBase groth16.FixedBase
 }
 
 func (c *SetupConfig) validate() error {
@@ -78,6 +81,9 @@ func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.Pr
 	opts := []groth16.SetupOption{groth16.SetupProgress(progress)}
 	if len(cfg.Seed) > 0 {
 		opts = append(opts, groth16.SetupSeed(cfg.Seed))
+	}
+	if cfg.FixedBase != nil {
+		opts = append(opts, groth16.SetupFixedBase(cfg.FixedBase))
 	}
 	pk, err = groth16.Setup(ctx, c.Circuit(), opts...)
 	if err != nil {

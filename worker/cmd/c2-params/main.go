@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 )
@@ -47,8 +48,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.params and <shape>.vk ($C2_PARAMS_DIR)")
 	shapes := fs.String("shapes", envOr("C2_SHAPES", "test-micro"), "comma-separated shapes ($C2_SHAPES)")
 	official := fs.Bool("allow-official", false, "also make parameters for official shapes (NOT Filecoin's: for local benchmarks only)")
+	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications run: auto, cpu or cuda ($C2_BACKEND)")
+	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var fixedBase groth16.FixedBase
+	selected := false
+	selectFixedBase := func() error { // once, and only when some shape needs parameters
+		if selected {
+			return nil
+		}
+		selected = true
+		fb, why, err := cuda.SelectFixedBase(*backend, cuda.Config{LibraryPath: *cudaLib})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, why)
+		fixedBase = fb
+		return nil
 	}
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
@@ -70,9 +88,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%s: parameters present in %s\n", name, *dir)
 			continue
 		}
+		if err := selectFixedBase(); err != nil {
+			return err
+		}
 		start := time.Now()
 		fmt.Fprintf(stdout, "%s: generating parameters (fresh toxic waste)\n", name)
-		if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, Progress: groth16.ProgressLines(stdout)}); err != nil {
+		if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, Progress: groth16.ProgressLines(stdout),
+			FixedBase: fixedBase}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: wrote %s and %s in %.1fs\n", name, pp, vp, time.Since(start).Seconds())

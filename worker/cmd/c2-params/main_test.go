@@ -34,3 +34,26 @@ func TestRefusesOfficialShapesAndSkipsPresentParams(t *testing.T) {
 	_, err = groth16.ReadVerifyingKeyFile(filepath.Join(dir, "test-micro.vk"))
 	require.Error(t, err)
 }
+
+// The fixed-base backend is chosen only when some shape needs parameters;
+// "cuda" without a usable library is then an error naming it, "cpu" never
+// looks for one, and an unknown mode is refused.
+func TestBackendSelection(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "absent.so")
+	for _, f := range []string{"test-micro.params", "test-micro.vk"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600))
+	}
+	require.NoError(t, run(context.Background(), []string{"-dir", dir, "-shapes", "test-micro", "-backend", "cuda",
+		"-cuda-library", missing}, io.Discard, io.Discard))
+
+	empty := t.TempDir()
+	err := run(context.Background(), []string{"-dir", empty, "-shapes", "test-micro", "-backend", "cuda",
+		"-cuda-library", missing}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, "absent.so")
+	err = run(context.Background(), []string{"-dir", empty, "-shapes", "test-micro", "-backend", "gpu"}, io.Discard, io.Discard)
+	require.ErrorContains(t, err, `"gpu"`)
+	entries, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	require.Empty(t, entries, "a refused run writes nothing")
+}

@@ -2,7 +2,8 @@
 
 // Command c2g-bench times the CUDA prover on a GPU host: G1/G2 MSMs with
 // random and 85 %-0/1 scalars, Fr NTTs, and a synthetic partition at the
-// 32 GiB PoRep shape (parameters resident in device memory), end to end.
+// 32 GiB PoRep shape (parameters resident in device memory), end to end;
+// with -fixed-base, the setup's fixed-base multiplications too.
 // It prints one line per measurement as it goes, a table at the end, and
 // writes the numbers as JSON.
 //
@@ -18,11 +19,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
@@ -88,6 +93,7 @@ func run(args []string, stdout io.Writer) error {
 	g1s := fs.String("g1", "20,22,24,26", "log2 sizes of the G1 MSMs")
 	g2s := fs.String("g2", "20,22,24", "log2 sizes of the G2 MSMs")
 	ntts := fs.String("ntt", "20,22,24,26,27", "log2 sizes of the NTTs")
+	fbs := fs.String("fixed-base", "", "log2 sizes of the setup's fixed-base multiplications, G1 and G2 (host memory in and out; off by default)")
 	reps := fs.Int("reps", 3, "timed repetitions (the median is reported) after one warm-up")
 	part := fs.Bool("partition", true, "run the synthetic 32 GiB-shape partition")
 	partLog := fs.Int("partition-log", 27, "log2 of the partition's domain")
@@ -107,6 +113,10 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	nttLogs, err := parseLogs(*ntts)
+	if err != nil {
+		return err
+	}
+	fbLogs, err := parseLogs(*fbs)
 	if err != nil {
 		return err
 	}
@@ -135,6 +145,9 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := benchNTT(l, *dev, nttLogs, *reps, add); err != nil {
+		return err
+	}
+	if err := benchFixedBase(l, *dev, fbLogs, *reps, add); err != nil {
 		return err
 	}
 	if *part {
@@ -287,6 +300,56 @@ func benchNTT(l *cuda.Library, dev int, logs []int, reps int, add func(result)) 
 			}
 			add(result{Name: mode.name, LogN: logN, N: 1 << logN, DeviceMS: median(dms), WallMS: median(wms),
 				Reps: reps, Anchor: anchor, Note: "natural order in/out, incl. bit-reversal"})
+		}
+	}
+	return nil
+}
+
+// benchFixedBase times the setup's fixed-base multiplications with the
+// window groth16.Setup picks at the 32 GiB shape (16 bits, 17 windows),
+// wall time with the host copies (scalars in, affine points out).
+func benchFixedBase(l *cuda.Library, dev int, logs []int, reps int, add func(result)) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	const c, windows = 16, (fr.Bits+16-1)/16 + 1
+	_, _, g1, g2 := curve.Generators()
+	t0 := time.Now()
+	t1, t2 := cuda.CombTableG1(g1, c, windows), cuda.CombTableG2(g2, c, windows)
+	fmt.Printf("built the G1 and G2 comb tables (2^%d × %d) in %v\n", c-1, windows, time.Since(t0).Round(time.Millisecond))
+	n := 1 << slices.Max(logs)
+	sc := make([]fr.Element, n)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for i := range sc {
+		for k := range sc[i] {
+			sc[i][k] = rng.Uint64()
+		}
+		sc[i][3] &= 1<<62 - 1 // < 2^254 < r: a valid Montgomery representation
+	}
+	out1 := make([]curve.G1Affine, n)
+	out2 := make([]curve.G2Affine, n)
+	for _, logN := range logs {
+		m := 1 << logN
+		for _, group := range []int{1, 2} {
+			var wms []float64
+			for r := 0; r <= reps; r++ {
+				t := time.Now()
+				var err error
+				if group == 1 {
+					err = l.FixedBaseG1(dev, t1, c, windows, sc[:m], out1[:m])
+				} else {
+					err = l.FixedBaseG2(dev, t2, c, windows, sc[:m], out2[:m])
+				}
+				if err != nil {
+					return err
+				}
+				if r > 0 {
+					wms = append(wms, float64(time.Since(t).Microseconds())/1000)
+				}
+			}
+			w := median(wms)
+			add(result{Name: fmt.Sprintf("fixed_base_g%d", group), LogN: logN, N: m, WallMS: w, Reps: reps,
+				Note: fmt.Sprintf("%.0f ns/point, host memory in and out", w*1e6/float64(m))})
 		}
 	}
 	return nil
