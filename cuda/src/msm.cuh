@@ -45,7 +45,8 @@ constexpr uint32_t MSM_SLICE_MAX = 64;   // ... and for large ones
 constexpr uint32_t MSM_ONES_CHUNK = 64;  // points per thread when summing the ones
 constexpr uint32_t MSM_RED_L = 16;       // buckets per reduction segment (one thread each)
 constexpr uint32_t MSM_CMIN = 4;
-constexpr uint32_t MSM_CMAX = 22;
+constexpr uint32_t MSM_CMAX = 26;        // the widest window (C2G_MSM_WINDOW_BITS may force it)
+constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
 constexpr uint32_t CL_THREADS = 256;
 constexpr uint32_t CL_ITEMS = 4;
 constexpr uint32_t CL_TILE = CL_THREADS * CL_ITEMS;
@@ -93,7 +94,7 @@ inline uint32_t msm_choose_c(uint64_t n) {
   double best = 0;
   uint32_t bc = MSM_CMIN;
   const double slices = (double)n / msm_slice_for(n);
-  for (uint32_t c = MSM_CMIN; c <= MSM_CMAX; c++) {
+  for (uint32_t c = MSM_CMIN; c <= MSM_CMODEL_MAX; c++) {
     msm_window_plan p = msm_plan_for(c);
     double per = 10.0 * n + 28.0 * slices + 42.0 * p.M + 2e5;
     double cost = per * p.W;
@@ -103,6 +104,17 @@ inline uint32_t msm_choose_c(uint64_t n) {
     }
   }
   return bc;
+}
+
+// Tuning knob for benchmarks: C2G_MSM_WINDOW_BITS forces the window of
+// every MSM (MSM_CMIN … MSM_CMAX; 0 when unset); scratch is laid out for it.
+inline uint32_t msm_forced_c() {
+  static const uint32_t forced = [] {
+    const char* env = getenv("C2G_MSM_WINDOW_BITS");
+    const int f = env ? atoi(env) : 0;
+    return f >= (int)MSM_CMIN && f <= (int)MSM_CMAX ? (uint32_t)f : 0u;
+  }();
+  return forced;
 }
 
 // Device memory of one MSM of up to n_max scalars, carved from an arena.
@@ -126,6 +138,7 @@ struct msm_scratch {
     n_max = n;
     uint64_t nn = n ? n : 1;
     c_max = msm_choose_c(nn);
+    if (msm_forced_c() > c_max) c_max = msm_forced_c();
     msm_window_plan pm = msm_plan_for(c_max);
     nb = ceil_div_u32(nn, CL_TILE);
     static_assert(MSM_ONES_CHUNK >= MSM_SLICE_MAX, "the ones' partial sums fit in run_first");
@@ -530,13 +543,7 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   }
 
   // 3. Pippenger on the rest
-  uint32_t c = msm_choose_c(n2);
-  // Tuning knob for benchmarks: C2G_MSM_WINDOW_BITS forces the window size
-  // (clamped to what the scratch was laid out for).
-  if (const char* env = getenv("C2G_MSM_WINDOW_BITS")) {
-    int forced = atoi(env);
-    if (forced >= (int)MSM_CMIN) c = (uint32_t)forced;
-  }
+  uint32_t c = msm_forced_c() ? msm_forced_c() : msm_choose_c(n2);
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
   if (info) info->window_bits = c;
