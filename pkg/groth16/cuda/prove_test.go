@@ -99,10 +99,15 @@ func TestProveMatchesCPU(t *testing.T) {
 		name  string
 		res   Residency
 		chunk int
-	}{{"device", ResidencyDevice, 0}, {"pinned", ResidencyPinned, 0}, {"pinned-chunks", ResidencyPinned, 1200}} {
+		lanes string // C2G_UPLOAD_THREADS: the witness upload's host threads
+	}{{"device", ResidencyDevice, 0, "1"}, {"device-upload-lanes", ResidencyDevice, 0, "5"},
+		{"pinned", ResidencyPinned, 0, ""}, {"pinned-chunks", ResidencyPinned, 1200, ""}} {
 		res := c.res
 		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
+			if c.lanes != "" {
+				t.Setenv("C2G_UPLOAD_THREADS", c.lanes)
+			}
 			var last [2]int64
 			// pinned-chunks streams the large queries in two chunks
 			b, err := New(Config{LibraryPath: lib.Path(), Device: dev, Residency: res, StreamChunk: c.chunk,
