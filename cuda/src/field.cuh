@@ -39,13 +39,14 @@ namespace c2g {
 #if defined(__CUDACC__)
 static __constant__ uint32_t d_fp_mod[12] = FP_MOD;
 static __constant__ uint32_t d_fr_mod[8] = FR_MOD;
+static __constant__ uint32_t d_fr_m0inv = FR_M0INV;
 #endif
 static const uint32_t h_fp_mod[12] = FP_MOD;
 static const uint32_t h_fr_mod[8] = FR_MOD;
 
 struct FpParams {
   static constexpr int N = 12;
-  static constexpr uint32_t M0INV = FP_M0INV;
+  static C2G_HD uint32_t m0inv() { return FP_M0INV; }  // -p^-1 mod 2^32
   static C2G_HD uint32_t mod(int i) {
 #ifdef __CUDA_ARCH__
     return d_fp_mod[i];
@@ -57,7 +58,18 @@ struct FpParams {
 
 struct FrParams {
   static constexpr int N = 8;
-  static constexpr uint32_t M0INV = FR_M0INV;
+  // -p^-1 mod 2^32, read from constant memory on the device: with the
+  // literal 0xffffffff the compiler negates t[0] instead of multiplying,
+  // and ptxas then no longer fuses the product chains into 64-bit
+  // multiply-adds (IMAD.WIDE.U32.X): 432 instead of 376 SASS instructions
+  // per product on sm_90, 8,134 instead of 7,142 in the three-stage NTT pass.
+  static C2G_HD uint32_t m0inv() {
+#ifdef __CUDA_ARCH__
+    return d_fr_m0inv;
+#else
+    return FR_M0INV;
+#endif
+  }
   static C2G_HD uint32_t mod(int i) {
 #ifdef __CUDA_ARCH__
     return d_fr_mod[i];
@@ -161,7 +173,7 @@ struct mont {
         t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
       }
       t[N] = ptx::addc(t[N], 0);
-      const uint32_t m = ptx::mul_lo(t[0], P::M0INV);
+      const uint32_t m = ptx::mul_lo(t[0], P::m0inv());
       // t += m * p_even (t[0] becomes 0)
       t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
       t[1] = ptx::madc_hi_cc(m, P::mod(0), t[1]);
