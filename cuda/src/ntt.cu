@@ -373,12 +373,21 @@ static uint32_t ntt_step_bits(uint32_t k) {
   return k >= 9 ? 3 : 2;
 }
 
+// Stages per pass: at most 9 (10 above 2^27): 2^27 = 9 + 9 + 9.
+// C2G_NTT_PASS_BITS=7…10 overrides (tests and benchmarks; read per call).
+static uint32_t ntt_max_pass_bits(uint32_t log_n) {
+  if (const char* env = getenv("C2G_NTT_PASS_BITS")) {
+    const int v = atoi(env);
+    if (v >= 7 && v <= (int)ntt_pass_bits(3)) return (uint32_t)v;
+  }
+  return log_n > 27 ? ntt_pass_bits(3) : ntt_pass_bits(2);
+}
+
 template <bool DIT>
 static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st) {
   check_tables(log_n, t);
   if (log_n == 0) return;
-  // passes of at most 9 stages (10 above 2^27): 2^27 = 9 + 9 + 9
-  const uint32_t pass_bits = log_n > 27 ? ntt_pass_bits(3) : ntt_pass_bits(2);
+  const uint32_t pass_bits = ntt_max_pass_bits(log_n);
   const uint32_t passes = (log_n + pass_bits - 1) / pass_bits;
   uint32_t done = 0;
   for (uint32_t p = 0; p < passes; p++) {
