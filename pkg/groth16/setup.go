@@ -258,35 +258,40 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	})
 
 	_, _, g1, g2 := curve.Generators()
-	pk := &ProvingKey{
-		H:   make([]curve.G1Affine, len(hSc)),
-		L:   make([]curve.G1Affine, len(lSc)),
-		A:   make([]curve.G1Affine, len(aSc)),
-		BG1: make([]curve.G1Affine, len(bSc)),
-		BG2: make([]curve.G2Affine, len(bSc)),
-		VK:  VerifyingKey{IC: make([]curve.G1Affine, len(icSc))},
-	}
+	pk := &ProvingKey{}
 	total := len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc)
 	fb1, err := newG1FixedBase(ctx, &g1, total, nw)
 	if err != nil {
 		return nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	pr = newProgressReporter(cfg.progress, "setup: g1", int64(total))
+	// Each query's points are allocated when its turn comes and its scalars
+	// dropped after it (bSc stays for G2), so the peak holds the points made
+	// so far and the scalars still to go, not both in full (at the 32 GiB
+	// shape about 12 GB less).
 	for _, q := range []struct {
-		sc  []fr.Element
-		out []curve.G1Affine
-	}{{hSc, pk.H}, {lSc, pk.L}, {aSc, pk.A}, {bSc, pk.BG1}, {icSc, pk.VK.IC}} {
+		sc   *[]fr.Element
+		out  *[]curve.G1Affine
+		keep bool
+	}{{&hSc, &pk.H, false}, {&lSc, &pk.L, false}, {&aSc, &pk.A, false}, {&bSc, &pk.BG1, true}, {&icSc, &pk.VK.IC, false}} {
+		sc := *q.sc
+		out := make([]curve.G1Affine, len(sc))
+		*q.out = out
 		if cfg.fixedBase != nil {
-			err = fixedBaseChunks(ctx, len(q.sc), pr, func(s, e int) error {
-				return cfg.fixedBase.MulG1(fb1.table, fb1.c, fb1.k, q.sc[s:e], q.out[s:e])
+			err = fixedBaseChunks(ctx, len(sc), pr, func(s, e int) error {
+				return cfg.fixedBase.MulG1(fb1.table, fb1.c, fb1.k, sc[s:e], out[s:e])
 			})
 		} else {
-			err = fb1.mul(ctx, q.sc, q.out, nw, pr)
+			err = fb1.mul(ctx, sc, out, nw, pr)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("groth16: setup: %w", err)
 		}
+		if !q.keep {
+			*q.sc = nil
+		}
 	}
+	pk.BG2 = make([]curve.G2Affine, len(bSc))
 	fb1 = nil
 	fb2, err := newG2FixedBase(ctx, &g2, len(bSc), nw)
 	if err != nil {
