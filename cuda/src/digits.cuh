@@ -15,22 +15,20 @@ C2G_HD uint32_t window_bits(const uint32_t* l, uint32_t off, uint32_t c) {
   return x & ((1u << c) - 1);
 }
 
+// Digit w of the signed recoding, given the carry out of digit w-1 (0 for
+// w = 0); updates carry for digit w+1. Digits lie in [-2^(c-1) + 1, 2^(c-1)].
+C2G_HD int32_t signed_digit_step(const uint32_t* l, uint32_t c, uint32_t w, int32_t& carry) {
+  const int32_t v = (int32_t)window_bits(l, w * c, c) + carry;
+  carry = v > (1 << (c - 1));
+  return carry ? v - (1 << c) : v;
+}
+
 // Digit w of the signed recoding with c-bit windows: digits in
 // [-2^(c-1) + 1, 2^(c-1)] with sum_w d_w 2^(c w) equal to the scalar, for
 // ceil(256/c) windows and a scalar below 2^255.
 C2G_HD int32_t signed_digit(const uint32_t* l, uint32_t c, uint32_t w) {
-  const int32_t half = 1 << (c - 1);
   int32_t carry = 0, d = 0;
-  for (uint32_t u = 0; u <= w; u++) {
-    int32_t v = (int32_t)window_bits(l, u * c, c) + carry;
-    if (v > half) {
-      v -= 1 << c;
-      carry = 1;
-    } else {
-      carry = 0;
-    }
-    d = v;
-  }
+  for (uint32_t u = 0; u <= w; u++) d = signed_digit_step(l, c, u, carry);
   return d;
 }
 

@@ -153,10 +153,12 @@ struct mont {
   // Montgomery product a*b/R mod p (CIOS). Per row, the products of the
   // even-indexed limbs (of a, then of p) land on the word pairs (t[j],
   // t[j+1]), j even; those of the odd-indexed limbs go to a separate
-  // N-word u on the pairs (u[j-1], u[j]), added to t one word up. Every
-  // chain of lo/hi products of the same operands on an aligned register
-  // pair compiles to one 64-bit multiply-add with carry (IMAD.WIDE.U32.X)
-  // per product on sm_90, instead of four instructions. With
+  // N-word u on the pairs (u[j-1], u[j]), added to t one word up. On sm_90
+  // ptxas compiles a chain of lo/hi products of the same operands on an
+  // aligned register pair into one 64-bit multiply-add with carry
+  // (IMAD.WIDE.U32.X) per product when the limb of p comes from the
+  // constant bank (the m·p chains); register × register a·b chains stay
+  // IMAD + IMAD.HI + additions. With
   // p < 2^(32N-1): t < 2p after each row, every partial sum of a row fits in
   // N+1 words, and u < 2^(32N).
   friend C2G_HD mont operator*(const mont& a, const mont& b) {

@@ -24,9 +24,7 @@ __global__ void __launch_bounds__(128) k_fixed_base(const affine_t<F>* __restric
     const fr_t s = scalars[first + k].from_mont();
     int32_t carry = 0;
     for (uint32_t w = 0; w < windows; w++) {
-      int32_t d = (int32_t)window_bits(s.v, w * c, c) + carry;
-      carry = d > half;
-      if (carry) d -= 1 << c;
+      const int32_t d = signed_digit_step(s.v, c, w, carry);
       if (d > 0)
         p[k].add_affine(table[(uint64_t)w * half + (d - 1)]);
       else if (d < 0)

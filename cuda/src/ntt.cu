@@ -130,9 +130,9 @@ __device__ __forceinline__ fr_t coset_pow(const fr_t* lo, const fr_t* hi, uint32
   return lo[j & ((1u << COSET_TABLE_BITS) - 1)] * hi[j >> COSET_TABLE_BITS];
 }
 
-// w^e for a full exponent e < 2^max_log (w of order 2^max_log), or w^-e:
+// w^e for an exponent e < 2^max_log (w of order 2^max_log), or w^-e:
 // the table holds the first half, w^(e + N/2) = -w^e.
-__device__ __forceinline__ fr_t twiddle_full(const fr_t* __restrict__ tw, uint32_t e, bool inverse, uint32_t tw_half) {
+__device__ __forceinline__ fr_t twiddle(const fr_t* __restrict__ tw, uint32_t e, bool inverse, uint32_t tw_half) {
   if (inverse) e = (2 * tw_half - e) & (2 * tw_half - 1);
   if (e < tw_half) return tw[e];
   return tw[e - tw_half].neg();
@@ -210,6 +210,15 @@ __device__ __forceinline__ void ntt_step(Data sm, Roots stw, uint32_t k, uint32_
   }
 }
 
+// A pass block holds at most 128 threads of 2^step elements, so a pass has
+// at most 7 + step stages, and its root table 2^(6 + step) roots.
+__host__ __device__ constexpr uint32_t ntt_pass_bits(uint32_t step) { return 7 + step; }
+__host__ __device__ constexpr uint32_t ntt_block_elems(uint32_t step) { return 1u << ntt_pass_bits(step); }
+__host__ __device__ constexpr uint32_t ntt_roots(uint32_t step) { return ntt_block_elems(step) / 2; }
+__host__ __device__ constexpr size_t ntt_pass_smem(uint32_t step) {
+  return sizeof(fr_t) * (ntt_block_elems(step) + ntt_roots(step));
+}
+
 // One pass: k consecutive radix-2 stages on the index bits [lo_bit, lo_bit +
 // k) of a sub-transform of size N = 2^(lo_bit + k) (the bits above were
 // handled by earlier passes), for every column of 2^k elements with the
@@ -227,17 +236,8 @@ __device__ __forceinline__ void ntt_step(Data sm, Roots stw, uint32_t k, uint32_
 // twiddle from shared memory and an element pays one table read and one
 // product per pass, instead of a global table read per butterfly. The
 // lowest pass (lo_bit = 0) has no diagonal.
-// A pass block holds at most 128 threads of 2^step elements, so a pass has
-// at most 7 + step stages, and its root table 2^(6 + step) roots.
-__host__ __device__ constexpr uint32_t ntt_pass_bits(uint32_t step) { return 7 + step; }
-__host__ __device__ constexpr uint32_t ntt_block_elems(uint32_t step) { return 1u << ntt_pass_bits(step); }
-__host__ __device__ constexpr uint32_t ntt_roots(uint32_t step) { return ntt_block_elems(step) / 2; }
-__host__ __device__ constexpr size_t ntt_pass_smem(uint32_t step) {
-  return sizeof(fr_t) * (ntt_block_elems(step) + ntt_roots(step));
-}
-
 template <bool DIT, uint32_t STEP>
-__global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t log_n, uint32_t lo_bit, uint32_t k, uint32_t g,
+__global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, uint32_t k, uint32_t g,
                                                   const fr_t* __restrict__ tw, uint32_t max_log, bool inverse) {
   C2G_DYNAMIC_SMEM(uint32_t, smem);
   const uint32_t G = 1u << g;
@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t log_n, ui
   const fr_smem<true, ntt_roots(STEP)> stw{smem + fr_t::N * ntt_block_elems(STEP)};  // w_K^(+-i), K = 2^k, i < K/2
   const uint32_t tw_half = 1u << (max_log - 1);
   for (uint32_t i = threadIdx.x; i < (1u << k) / 2; i += blockDim.x)
-    stw.set(i, twiddle_full(tw, i << (max_log - k), inverse, tw_half));
+    stw.set(i, twiddle(tw, i << (max_log - k), inverse, tw_half));
   // Global element of (row a, column l). Above the lowest pass, the G
   // columns have consecutive low parts c0 + l (rows 2^lo_bit apart). The
   // lowest pass's columns are whole transforms (rows adjacent), so the block
@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t log_n, ui
   // exponent unit of w_N in the table's w
   const uint32_t diag_shift = max_log - lo_bit - k;
   auto diag = [&](uint32_t a, uint32_t l) {
-    return twiddle_full(tw, ((c0 + l) * bitrev(a, k)) << diag_shift, inverse, tw_half);
+    return twiddle(tw, ((c0 + l) * bitrev(a, k)) << diag_shift, inverse, tw_half);
   };
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
     const uint32_t a = row_of(e), l = col_of(e);
@@ -361,13 +361,10 @@ static void check_tables(uint32_t log_n, const ntt_tables& t) {
 // Stages per thread step for a pass of k stages: three (eight elements per
 // thread, a barrier per three stages) where k >= 9, else two (four elements:
 // fewer registers, more resident blocks; faster for the shorter passes).
-// C2G_NTT_STEP=2 or 3 forces one for every pass (benchmarks).
+// C2G_NTT_STEP=2 or 3 forces one for every pass (benchmarks; read per call).
 static uint32_t ntt_step_bits(uint32_t k) {
-  static const uint32_t forced = [] {
-    const char* env = getenv("C2G_NTT_STEP");
-    if (env && (env[0] == '2' || env[0] == '3') && env[1] == 0) return (uint32_t)(env[0] - '0');
-    return 0u;
-  }();
+  const char* env = getenv("C2G_NTT_STEP");
+  const uint32_t forced = env && (env[0] == '2' || env[0] == '3') && env[1] == 0 ? (uint32_t)(env[0] - '0') : 0;
   if (forced == 2 && k <= ntt_pass_bits(2)) return 2;
   if (forced) return 3;
   return k >= 9 ? 3 : 2;
@@ -406,7 +403,7 @@ static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& 
     const uint64_t blocks = (1ull << log_n) >> (k + g);
     const size_t smem = ntt_pass_smem(step);
     auto* k_pass = step == 3 ? k_ntt_pass<DIT, 3> : k_ntt_pass<DIT, 2>;
-    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, log_n, lo_bit, k, g, t.omega, t.max_log, inverse);
+    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, lo_bit, k, g, t.omega, t.max_log, inverse);
     CK_LAUNCH("k_ntt_pass");
     done += k;
   }

@@ -109,17 +109,16 @@ void staged_upload(int device, const std::vector<h2d_copy>& jobs) {
     }
   };
   std::vector<std::thread> threads;
-  std::exception_ptr spawn_err;
   try {
     for (uint32_t id = 1; id < n_lanes; id++) threads.emplace_back(run, id);
-  } catch (...) {  // no thread: the lanes that run take every chunk
-    spawn_err = std::current_exception();
+  } catch (...) {
+    // a thread that could not start is a missing lane: the running lanes
+    // take every chunk
   }
   run(0);
   for (std::thread& t : threads) t.join();
   for (std::exception_ptr& e : errs)
     if (e) std::rethrow_exception(e);
-  (void)spawn_err;
 }
 
 }  // namespace c2g

@@ -2,6 +2,7 @@ package groth16
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -96,7 +97,24 @@ type g1FixedBase struct {
 }
 
 func newG1FixedBase(ctx context.Context, base *curve.G1Affine, n, nw int) (*g1FixedBase, error) {
-	c := fixedBaseWindow(n)
+	return newG1FixedBaseWindow(ctx, base, fixedBaseWindow(n), nw)
+}
+
+// FixedBaseTableG1 builds the comb table of FixedBase for base with c-bit
+// windows (2 <= c <= 24) and returns it with its number of windows: what
+// Setup hands a FixedBase, for testing and timing one.
+func FixedBaseTableG1(ctx context.Context, base *curve.G1Affine, c int) ([]curve.G1Affine, int, error) {
+	if c < 2 || c > 24 {
+		return nil, 0, fmt.Errorf("groth16: fixed-base window of %d bits (2 to 24)", c)
+	}
+	fb, err := newG1FixedBaseWindow(ctx, base, c, workers(0))
+	if err != nil {
+		return nil, 0, err
+	}
+	return fb.table, fb.k, nil
+}
+
+func newG1FixedBaseWindow(ctx context.Context, base *curve.G1Affine, c, nw int) (*g1FixedBase, error) {
 	k := fixedBaseWindows(c)
 	row := 1 << (c - 1)
 	fb := &g1FixedBase{c: c, k: k, table: make([]curve.G1Affine, k*row)}
@@ -191,7 +209,22 @@ type g2FixedBase struct {
 }
 
 func newG2FixedBase(ctx context.Context, base *curve.G2Affine, n, nw int) (*g2FixedBase, error) {
-	c := fixedBaseWindow(n)
+	return newG2FixedBaseWindow(ctx, base, fixedBaseWindow(n), nw)
+}
+
+// FixedBaseTableG2 is FixedBaseTableG1 in G2.
+func FixedBaseTableG2(ctx context.Context, base *curve.G2Affine, c int) ([]curve.G2Affine, int, error) {
+	if c < 2 || c > 24 {
+		return nil, 0, fmt.Errorf("groth16: fixed-base window of %d bits (2 to 24)", c)
+	}
+	fb, err := newG2FixedBaseWindow(ctx, base, c, workers(0))
+	if err != nil {
+		return nil, 0, err
+	}
+	return fb.table, fb.k, nil
+}
+
+func newG2FixedBaseWindow(ctx context.Context, base *curve.G2Affine, c, nw int) (*g2FixedBase, error) {
 	k := fixedBaseWindows(c)
 	row := 1 << (c - 1)
 	fb := &g2FixedBase{c: c, k: k, table: make([]curve.G2Affine, k*row)}

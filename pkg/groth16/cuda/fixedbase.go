@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"math/big"
 	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -61,30 +60,4 @@ func checkFixedBase(tableLen, c, windows, n, outLen int) error {
 		return fmt.Errorf("%w: fixed base: %d scalars but room for %d points", ErrInvalid, n, outLen)
 	}
 	return nil
-}
-
-// CombTableG1 builds the comb table of groth16.FixedBase for base g with
-// gnark-crypto scalar multiplications (tests and benchmarks; Setup builds
-// its own with doublings and additions).
-func CombTableG1(g curve.G1Affine, c, windows int) []curve.G1Affine {
-	return curve.BatchScalarMultiplicationG1(&g, combScalars(c, windows))
-}
-
-// CombTableG2 is CombTableG1 in G2.
-func CombTableG2(g curve.G2Affine, c, windows int) []curve.G2Affine {
-	return curve.BatchScalarMultiplicationG2(&g, combScalars(c, windows))
-}
-
-// combScalars lists (j+1)·2^(c·w) in table order.
-func combScalars(c, windows int) []fr.Element {
-	row := 1 << (c - 1)
-	ks := make([]fr.Element, 0, windows*row)
-	for w := 0; w < windows; w++ {
-		for j := 1; j <= row; j++ {
-			var k fr.Element
-			k.SetBigInt(new(big.Int).Lsh(big.NewInt(int64(j)), uint(c*w)))
-			ks = append(ks, k)
-		}
-	}
-	return ks
 }

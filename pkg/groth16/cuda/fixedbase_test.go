@@ -51,8 +51,10 @@ func TestFixedBase(t *testing.T) {
 		return sc
 	}
 	for _, c := range []int{4, 7} {
-		windows := (fr.Bits+c-1)/c + 1
-		t1, t2 := CombTableG1(g1, c, windows), CombTableG2(g2, c, windows)
+		t1, windows, err := groth16.FixedBaseTableG1(context.Background(), &g1, c)
+		require.NoError(t, err)
+		t2, _, err := groth16.FixedBaseTableG2(context.Background(), &g2, c)
+		require.NoError(t, err)
 		for _, n := range sized([]int{1, 15, 16, 17, 1000, 1 << 14}, []int{1, 17, 100}) {
 			t.Run(fmt.Sprintf("c=%d/n=%d", c, n), func(t *testing.T) {
 				sc := scalars(n)
@@ -72,7 +74,8 @@ func TestFixedBase(t *testing.T) {
 	t.Run("bad arguments", func(t *testing.T) {
 		sc := scalars(4)
 		out := make([]curve.G1Affine, 4)
-		tab := CombTableG1(g1, 4, 65)
+		tab, _, err := groth16.FixedBaseTableG1(context.Background(), &g1, 4) // 65 windows
+		require.NoError(t, err)
 		require.ErrorIs(t, lib.FixedBaseG1(dev, tab, 4, 64, sc, out), ErrInvalid) // 64·4 bits, table of 65 windows
 		require.ErrorIs(t, lib.FixedBaseG1(dev, tab[:10], 4, 65, sc, out), ErrInvalid)
 		require.ErrorIs(t, lib.FixedBaseG1(dev, tab, 4, 65, sc, out[:3]), ErrInvalid)

@@ -312,10 +312,17 @@ func benchFixedBase(l *cuda.Library, dev int, logs []int, reps int, add func(res
 	if len(logs) == 0 {
 		return nil
 	}
-	const c, windows = 16, (fr.Bits+16-1)/16 + 1
+	const c = 16
 	_, _, g1, g2 := curve.Generators()
 	t0 := time.Now()
-	t1, t2 := cuda.CombTableG1(g1, c, windows), cuda.CombTableG2(g2, c, windows)
+	t1, windows, err := groth16.FixedBaseTableG1(context.Background(), &g1, c)
+	if err != nil {
+		return err
+	}
+	t2, _, err := groth16.FixedBaseTableG2(context.Background(), &g2, c)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("built the G1 and G2 comb tables (2^%d × %d) in %v\n", c-1, windows, time.Since(t0).Round(time.Millisecond))
 	n := 1 << slices.Max(logs)
 	sc := make([]fr.Element, n)
