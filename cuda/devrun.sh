@@ -8,10 +8,11 @@
 #   .devbuild/libc2groth16.so (optional) a prebuilt library, used only when
 #                             the local build fails
 # Environment: OUT (log folder, default /tmp/c2g-devrun-out), STEPS (default
-# "build test bench"; add "variant" for the out-of-line-point-ops build and the
-# MSM window sweep), LIB (library to test instead of the one built here),
+# "build test bench"; add "variant" for the build with every field product
+# inlined (C2G_MUL_CALL=0) and the MSM window sweep), LIB (library to test instead of the one built here),
 # TEST_RUN (go test -run pattern), BENCH_ARGS (extra c2g-bench flags),
-# TEST_TIMEOUT / BENCH_TIMEOUT (seconds), VARIANT_G1, WINDOW_SWEEP.
+# TEST_TIMEOUT / BENCH_TIMEOUT (seconds), VARIANT_G1 / VARIANT_G2 / VARIANT_NTT,
+# WINDOW_SWEEP.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -50,12 +51,13 @@ if [[ " $steps " == *" build "* ]]; then
 fi
 export C2G_CUDA_LIB="$lib"
 
-# Variant: the G1 MSM with point operations out of line (compiled in the
-# background while the tests run; benchmarked after the main benchmark).
+# Variant: the NTT and MSM units with every field product inlined
+# (C2G_MUL_CALL=0; compiled in the background while the tests run,
+# benchmarked after the main benchmark).
 if [[ " $steps " == *" variant "* ]]; then
   mkdir -p cuda/build/inline
   cp cuda/build/*.o cuda/build/inline/ 2>/dev/null
-  (OUT_DIR="$root/cuda/build/inline" ONLY="msm_g1" C2G_INLINE_G1=0 cuda/build.sh \
+  (OUT_DIR="$root/cuda/build/inline" ONLY="ntt msm_g1 msm_g2" C2G_MUL_CALL=0 cuda/build.sh \
     >"$out/build-inline.log" 2>&1; echo "rc=$?" >>"$out/build-inline.log") &
   variant_pid=$!
 fi
@@ -90,9 +92,9 @@ if [[ " $steps " == *" variant "* ]]; then
   kill -0 "$variant_pid" 2>/dev/null && { kill "$variant_pid"; echo "rc=timeout" >>"$out/build-inline.log"; }
   wait "$variant_pid" 2>/dev/null
   if grep -q "rc=0" "$out/build-inline.log"; then
-    timeout "$(left 90)" .devbuild/c2g-bench -lib "$root/cuda/build/inline/libc2groth16.so" -g1 "${VARIANT_G1:-24,26}" -g2 "" \
-      -ntt "" -partition=false -json "$out/cuda-bench-inline.json" >"$out/bench-inline.log" 2>&1
-    status+=("variant (out-of-line G1 point ops): rc=$? (waited+ran $(( $(date +%s) - t0 )) s)")
+    timeout "$(left 90)" .devbuild/c2g-bench -lib "$root/cuda/build/inline/libc2groth16.so" -g1 "${VARIANT_G1:-24,26}" -g2 "${VARIANT_G2:-22}" \
+      -ntt "${VARIANT_NTT:-27}" -partition=false -json "$out/cuda-bench-inline.json" >"$out/bench-inline.log" 2>&1
+    status+=("variant (inlined field products): rc=$? (waited+ran $(( $(date +%s) - t0 )) s)")
     sed -n '/^summary/,$p' "$out/bench-inline.log"
     # window sweep of the G1 MSM at 2^26 (both builds), to check the cost model
     for c in ${WINDOW_SWEEP:-18 20 21 22}; do

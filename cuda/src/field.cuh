@@ -44,8 +44,23 @@ static __constant__ uint32_t d_fr_m0inv = FR_M0INV;
 static const uint32_t h_fp_mod[12] = FP_MOD;
 static const uint32_t h_fr_mod[8] = FR_MOD;
 
+// C2G_FP_MUL_CALL / C2G_FR_MUL_CALL (per compilation unit) make the device
+// product of that field one out-of-line function: a kernel that inlines
+// many products otherwise outgrows the instruction cache.
+#if defined(C2G_FP_MUL_CALL)
+#define C2G_FP_CALL true
+#else
+#define C2G_FP_CALL false
+#endif
+#if defined(C2G_FR_MUL_CALL)
+#define C2G_FR_CALL true
+#else
+#define C2G_FR_CALL false
+#endif
+
 struct FpParams {
   static constexpr int N = 12;
+  static constexpr bool call_mul = C2G_FP_CALL;
   static C2G_HD uint32_t m0inv() { return FP_M0INV; }  // -p^-1 mod 2^32
   static C2G_HD uint32_t mod(int i) {
 #ifdef __CUDA_ARCH__
@@ -58,6 +73,7 @@ struct FpParams {
 
 struct FrParams {
   static constexpr int N = 8;
+  static constexpr bool call_mul = C2G_FR_CALL;
   // -p^-1 mod 2^32, read from constant memory on the device: with the
   // literal 0xffffffff the compiler negates t[0] instead of multiplying,
   // and ptxas then no longer fuses the product chains into 64-bit
@@ -78,6 +94,13 @@ struct FrParams {
 #endif
   }
 };
+
+template <class P>
+struct mont;
+#if defined(__CUDACC__)
+template <class P>
+__device__ __noinline__ mont<P> mont_mul_call(mont<P> a, mont<P> b);
+#endif
 
 // mont<P> is an element of the prime field P in Montgomery form.
 template <class P>
@@ -162,6 +185,12 @@ struct mont {
   // p < 2^(32N-1): t < 2p after each row, every partial sum of a row fits in
   // N+1 words, and u < 2^(32N).
   friend C2G_HD mont operator*(const mont& a, const mont& b) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (P::call_mul) return mont_mul_call<P>(a, b);
+#endif
+    return mul(a, b);
+  }
+  static C2G_HD mont mul(const mont& a, const mont& b) {
     static_assert(N % 2 == 0, "even limb count");
     uint32_t t[N + 1];
     C2G_UNROLL for (int i = 0; i <= N; i++) t[i] = 0;
@@ -232,16 +261,25 @@ struct mont {
   }
 };
 
+#if defined(__CUDACC__)
+template <class P>
+__device__ __noinline__ mont<P> mont_mul_call(mont<P> a, mont<P> b) {
+  return mont<P>::mul(a, b);
+}
+#endif
+
 using fp_t = mont<FpParams>;
 using fr_t = mont<FrParams>;
 
 // Fp2 products are out of line on the device (each holds 2-3 inlined Fp
 // products): G2 code stays small enough to compile in reasonable time, at a
-// call cost that is small next to the body.
-#if defined(__CUDACC__)
+// call cost that is small next to the body. A unit whose Fp products are
+// calls already (C2G_FP_MUL_CALL) inlines them (C2G_FP2_INLINE): one level
+// of calls.
+#if defined(__CUDACC__) && !defined(C2G_FP2_INLINE)
 #define C2G_FP2_MUL __host__ __device__ __noinline__
 #else
-#define C2G_FP2_MUL inline
+#define C2G_FP2_MUL C2G_HD
 #endif
 
 // Fp2 = Fp[u]/(u^2 + 1); layout {c0, c1} = gnark's E2 {A0, A1}.
