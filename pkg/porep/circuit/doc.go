@@ -22,7 +22,12 @@
 // Entry points: ForShape compiles a shape's circuit once per process
 // (concurrency-safe) and returns a Compiled, whose Synthesize turns a parsed
 // C1 output and a partition index into the *groth16.Synthesized the provers
-// take. PublicInputs computes a partition's public inputs natively, for the
+// take. Compiling does not run gnark's frontend on the whole partition: it
+// compiles a head template (replica_id bits, comm_r check) and one challenge
+// template, and assembles the partition's R1CS by replaying the challenge's
+// instructions once per challenge with renamed wires (template.go). The
+// result is the system the frontend would compile, instruction for
+// instruction, in a fraction of the time and memory. PublicInputs computes a partition's public inputs natively, for the
 // verifier. Setup compiles a shape, runs the Groth16 setup and writes its
 // .params and .vk files. CountBreakdown splits the constraint count by
 // gadget (exactly: it adds up to the compiled count), which extrapolates to
