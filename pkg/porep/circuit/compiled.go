@@ -32,6 +32,9 @@ type Compiled struct {
 	params  Params
 	circuit *groth16.Circuit
 	compile time.Duration
+
+	fingerprintOnce sync.Once
+	fingerprint     string
 }
 
 // ParamsOf returns the circuit dimensions of a porep shape.

@@ -32,7 +32,9 @@
 //
 // PublicInputs computes a partition's public inputs natively, for the
 // verifier. Setup compiles a shape, runs the Groth16 setup and writes its
-// .params and .vk files. CountBreakdown splits the constraint
+// .params and .vk files and, when asked, the compiled circuit's
+// Fingerprint, which caches and workers check parameters against
+// (CheckFingerprint, ErrStaleParams). CountBreakdown splits the constraint
 // count by gadget (exactly: it adds up to the compiled count), which
 // extrapolates to shapes too large to compile here; BellpersonBreakdown is
 // the same split of rust-fil-proofs' circuit on bellperson.

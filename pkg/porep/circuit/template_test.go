@@ -2,6 +2,9 @@ package circuit
 
 import (
 	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -134,4 +137,42 @@ func mustParams(t testing.TB, shape string) Params {
 	p, err := ParamsOf(s)
 	require.NoError(t, err)
 	return p
+}
+
+// TestFingerprint: the fingerprint is a function of the matrices. The
+// assembled and the frontend-compiled circuits (the same system) share it;
+// the unbalanced matrices of the same circuit and another shape's do not.
+// CheckFingerprint accepts the file WriteFingerprint wrote, and names a
+// stale or missing one.
+func TestFingerprint(t *testing.T) {
+	p := mustParams(t, proveShape)
+	asm, err := Compile(p)
+	require.NoError(t, err)
+	fe, err := Compile(p, withFrontend())
+	require.NoError(t, err)
+	plain, err := Compile(p, withKeepB())
+	require.NoError(t, err)
+	other, err := Compile(Params{Name: "assembly-check", Nodes: 8, Layers: 3, DRGDegree: 2, ExpDegree: 1, LabelParents: 3, Challenges: 2,
+		Tree: TreeArity{Base: 2, Sub: 2, Top: 2}})
+	require.NoError(t, err)
+	require.Len(t, asm.Fingerprint(), 64)
+	require.Equal(t, fe.Fingerprint(), asm.Fingerprint())
+	require.NotEqual(t, plain.Fingerprint(), asm.Fingerprint())
+	require.NotEqual(t, other.Fingerprint(), asm.Fingerprint())
+
+	dir := t.TempDir()
+	path := FingerprintPath(dir, p.Name)
+	require.ErrorIs(t, asm.CheckFingerprint(path), fs.ErrNotExist)
+	require.NoError(t, plain.WriteFingerprint(path))
+	err = asm.CheckFingerprint(path)
+	require.ErrorIs(t, err, ErrStaleParams)
+	require.ErrorContains(t, err, path)
+	require.NoError(t, asm.WriteFingerprint(path))
+	require.NoError(t, asm.CheckFingerprint(path))
+	require.NoError(t, fe.CheckFingerprint(path))
+	m, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.Equal(t, []string{path}, m, "no temporary file left")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, asm.Fingerprint()+" "+p.Name+"\n", string(b))
 }
