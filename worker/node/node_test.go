@@ -102,6 +102,15 @@ func TestBadParametersFailAtStart(t *testing.T) {
 	})
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorContains(t, err, "alpha_g1 differs")
+
+	// Parameters whose circuit fingerprint (written by the setup beside
+	// them) is another circuit's.
+	err = try(func(dir string) {
+		require.NoError(t, os.WriteFile(circuit.ParamsPath(dir, testShape), good, 0o600))
+		require.NoError(t, os.WriteFile(circuit.FingerprintPath(dir, testShape), []byte("0123 "+testShape+"\n"), 0o600))
+	})
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorIs(t, err, circuit.ErrStaleParams)
 }
 
 // One worker with two slots on the CPU "device" proves a whole job under

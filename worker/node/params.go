@@ -63,6 +63,12 @@ func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, erro
 	if err := checkFits(pk, compiled.Circuit()); err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v (parameters of another shape or circuit version?)", ErrParams, name, path, err)
 	}
+	// Sizes can fit and the matrices still differ (a circuit change that
+	// keeps the counts): the setup's fingerprint of the circuit, when it
+	// left one beside the parameters, must be this circuit's.
+	if err := compiled.CheckFingerprint(circuit.FingerprintPath(cfg.ParamsDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: shape %s: %s: %w", ErrParams, name, path, err)
+	}
 	vkPath := circuit.VKPath(cfg.ParamsDir, name)
 	if _, err := os.Stat(vkPath); err == nil {
 		vk, err := groth16.ReadVerifyingKeyFile(vkPath)

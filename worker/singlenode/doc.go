@@ -12,7 +12,9 @@
 //     built from tools/jaeger (scripts/build-jaeger.sh), run with an explicit
 //     loopback configuration (OTLP 4317/4318, query 16686); without it the
 //     run goes on untraced and says so;
-//   - parameters for the demo shape, generated once and cached;
+//   - parameters for the demo shape, generated once and cached (with the
+//     compiled circuit's fingerprint beside them; made again when the
+//     circuit's layout no longer matches it);
 //   - the coordinator (coordinator/server, HTTP on 127.0.0.1:8080 when free)
 //     and an in-process CPU worker (worker/node);
 //   - a sealed random sector of the demo shape, submitted, awaited with

@@ -433,22 +433,45 @@ func (r *runner) ensureJaeger(ctx context.Context, progress io.Writer) (*Jaeger,
 
 func (r *runner) ensureParams(ctx context.Context, dir string, progress io.Writer) error {
 	pp, vp := circuit.ParamsPath(dir, r.cfg.Shape), circuit.VKPath(dir, r.cfg.Shape)
-	_, e1 := os.Stat(pp)
-	_, e2 := os.Stat(vp)
-	if e1 == nil && e2 == nil {
-		r.step("parameters of %s cached in %s", r.cfg.Shape, dir)
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("single: params dir: %w", err)
-	}
+	fp := circuit.FingerprintPath(dir, r.cfg.Shape)
 	s, err := porep.ShapeByName(r.cfg.Shape)
 	if err != nil {
 		return err
 	}
+	// Cached parameters are used only if they were made for the circuit as
+	// it compiles now: Setup writes the compiled circuit's fingerprint beside
+	// them, and a circuit whose layout changed since (or parameters without
+	// a fingerprint, from before it was written) are made again. The
+	// in-process worker gets this compilation from ForShape's cache.
+	c, err := circuit.ForShape(s)
+	if err != nil {
+		return err
+	}
+	_, e1 := os.Stat(pp)
+	_, e2 := os.Stat(vp)
+	if e1 == nil && e2 == nil {
+		err := c.CheckFingerprint(fp)
+		if err == nil {
+			r.step("parameters of %s cached in %s (circuit fingerprint %.16s…)", r.cfg.Shape, dir, c.Fingerprint())
+			return nil
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			err = fmt.Errorf("no circuit fingerprint %s beside them", fp)
+		}
+		r.step("cached parameters of %s not used: %v", r.cfg.Shape, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("single: params dir: %w", err)
+	}
+	// Written last by Setup: until then a crash leaves no fingerprint, and
+	// the next run makes the parameters again.
+	if err := os.Remove(fp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("single: %w", err)
+	}
 	r.step("generating Groth16 parameters for %s (fresh toxic waste; cached for later runs)", r.cfg.Shape)
 	start := time.Now()
-	if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, Progress: groth16.ProgressLines(progress)}); err != nil {
+	if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, FingerprintPath: fp,
+		Progress: groth16.ProgressLines(progress)}); err != nil {
 		return err
 	}
 	r.step("parameters written in %.1fs: %s", time.Since(start).Seconds(), pp)

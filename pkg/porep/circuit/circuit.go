@@ -53,6 +53,19 @@ type columnWitness struct {
 
 // newPartitionCircuit allocates the (empty) circuit of p, which must be valid.
 func newPartitionCircuit(p Params) *partitionCircuit {
+	c := &partitionCircuit{
+		Public:     make([]frontend.Variable, p.NumPublic()),
+		Challenges: make([]challengeWitness, p.Challenges),
+		params:     p,
+	}
+	for j := range c.Challenges {
+		c.Challenges[j] = newChallengeWitness(p)
+	}
+	return c
+}
+
+// newChallengeWitness allocates the (empty) witness of one challenge of p.
+func newChallengeWitness(p Params) challengeWitness {
 	levels := p.TreeLevels()
 	path := func() [][]frontend.Variable {
 		out := make([][]frontend.Variable, len(levels))
@@ -64,26 +77,20 @@ func newPartitionCircuit(p Params) *partitionCircuit {
 	column := func() columnWitness {
 		return columnWitness{Rows: make([]frontend.Variable, p.Layers), Path: path()}
 	}
-	c := &partitionCircuit{
-		Public:     make([]frontend.Variable, p.NumPublic()),
-		Challenges: make([]challengeWitness, p.Challenges),
-		params:     p,
+	ch := challengeWitness{
+		CommDPath:  make([]frontend.Variable, p.NodeBits()),
+		DRGParents: make([]columnWitness, p.DRGDegree),
+		ExpParents: make([]columnWitness, p.ExpDegree),
+		RLastPath:  path(),
+		CPath:      path(),
 	}
-	for j := range c.Challenges {
-		ch := &c.Challenges[j]
-		ch.CommDPath = make([]frontend.Variable, p.NodeBits())
-		ch.DRGParents = make([]columnWitness, p.DRGDegree)
-		for i := range ch.DRGParents {
-			ch.DRGParents[i] = column()
-		}
-		ch.ExpParents = make([]columnWitness, p.ExpDegree)
-		for i := range ch.ExpParents {
-			ch.ExpParents[i] = column()
-		}
-		ch.RLastPath = path()
-		ch.CPath = path()
+	for i := range ch.DRGParents {
+		ch.DRGParents[i] = column()
 	}
-	return c
+	for i := range ch.ExpParents {
+		ch.ExpParents[i] = column()
+	}
+	return ch
 }
 
 // Define implements frontend.Circuit.
@@ -96,37 +103,45 @@ func (c *partitionCircuit) Define(api frontend.API) error {
 		return fmt.Errorf("circuit %q: %d public inputs and %d challenges, want %d and %d",
 			p.Name, len(c.Public), len(c.Challenges), p.NumPublic(), p.Challenges)
 	}
-
-	// replica_id, canonically decomposed once for all labels.
-	replica := replicaBits(api, c.Public[inReplicaID])
-
-	// comm_r = H(comm_c, comm_r_last).
-	commRCheck(api, c.CommC, c.CommRLast, c.Public[inCommR])
-
+	replica := defineHead(api, c.Public, c.CommC, c.CommRLast)
 	for j := range c.Challenges {
-		c.defineChallenge(api, j, replica)
+		defineChallenge(api, p, j, c.Public, c.CommC, c.CommRLast, &c.Challenges[j], replica)
 	}
 	return nil
 }
 
-// defineChallenge adds the checks of challenge j.
-func (c *partitionCircuit) defineChallenge(api frontend.API, j int, replica []frontend.Variable) {
-	p := c.params
-	ch := &c.Challenges[j]
+// defineHead adds the checks made once per partition, before the
+// challenges, and returns the SHA-order bits of replica_id that every label
+// hashes. Compile assembles the partition from this head and one compiled
+// challenge (template.go), so the head is all the partition shares.
+func defineHead(api frontend.API, public []frontend.Variable, commC, commRLast frontend.Variable) []frontend.Variable {
+	// replica_id, canonically decomposed once for all labels.
+	replica := replicaBits(api, public[inReplicaID])
+
+	// comm_r = H(comm_c, comm_r_last).
+	commRCheck(api, commC, commRLast, public[inCommR])
+	return replica
+}
+
+// defineChallenge adds the checks of challenge j: it reads the public inputs
+// of challenge j and comm_d from public, and commC, commRLast, the replica
+// bits and its own witness ch.
+func defineChallenge(api frontend.API, p Params, j int, public []frontend.Variable, commC, commRLast frontend.Variable,
+	ch *challengeWitness, replica []frontend.Variable) {
 	nodeBits := p.NodeBits()
 
 	// The data leaf is in tree D.
 	cur := dataLeafBits(api, ch.DataLeaf)
-	idx := pathIndexBits(api, c.Public[p.inCommDPath(j)], nodeBits)
+	idx := pathIndexBits(api, public[p.inCommDPath(j)], nodeBits)
 	for l, sib := range ch.CommDPath {
 		cur = treeDLevel(api, cur, idx[l], sib, l)
 	}
-	treeDRootCheck(api, cur, c.Public[inCommD])
+	treeDRootCheck(api, cur, public[inCommD])
 
 	// Every parent column is in tree C.
 	openColumn := func(col *columnWitness, input int) {
 		h := columnHash(api, col.Rows)
-		poseidonPathCheck(api, p, h, pathIndexBits(api, c.Public[input], nodeBits), col.Path, c.CommC)
+		poseidonPathCheck(api, p, h, pathIndexBits(api, public[input], nodeBits), col.Path, commC)
 	}
 	for i := range ch.DRGParents {
 		openColumn(&ch.DRGParents[i], p.inDRGPath(j, i))
@@ -137,7 +152,7 @@ func (c *partitionCircuit) defineChallenge(api frontend.API, j int, replica []fr
 
 	// The labels of the challenged node, layer by layer: DRG parents from
 	// the same layer, expander parents from the previous one.
-	node := challengeBits(api, c.Public[p.inChallenge(j)])
+	node := challengeBits(api, public[p.inChallenge(j)])
 	labels := make([]frontend.Variable, p.Layers)
 	for layer := 1; layer <= p.Layers; layer++ {
 		parents := make([][]frontend.Variable, 0, p.DRGDegree+p.ExpDegree)
@@ -154,10 +169,10 @@ func (c *partitionCircuit) defineChallenge(api frontend.API, j int, replica []fr
 
 	// Encoding: replica node = data + key (the last layer's label), in R_last.
 	replicaNode := api.Add(ch.DataLeaf, labels[p.Layers-1])
-	poseidonPathCheck(api, p, replicaNode, pathIndexBits(api, c.Public[p.inRLastPath(j)], nodeBits), ch.RLastPath, c.CommRLast)
+	poseidonPathCheck(api, p, replicaNode, pathIndexBits(api, public[p.inRLastPath(j)], nodeBits), ch.RLastPath, commRLast)
 
 	// The column of the computed labels is in tree C.
-	poseidonPathCheck(api, p, columnHash(api, labels), pathIndexBits(api, c.Public[p.inCPath(j)], nodeBits), ch.CPath, c.CommC)
+	poseidonPathCheck(api, p, columnHash(api, labels), pathIndexBits(api, public[p.inCPath(j)], nodeBits), ch.CPath, commC)
 }
 
 // poseidonPathCheck climbs a tree-C or tree-R_last path from leaf and checks

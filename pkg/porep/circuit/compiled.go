@@ -6,11 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -35,6 +32,9 @@ type Compiled struct {
 	params  Params
 	circuit *groth16.Circuit
 	compile time.Duration
+
+	fingerprintOnce sync.Once
+	fingerprint     string
 }
 
 // ParamsOf returns the circuit dimensions of a porep shape.
@@ -61,6 +61,10 @@ type options struct {
 	progress groth16.Progress
 	// keepB skips balanceB (tests compare both orientations).
 	keepB bool
+	// frontend compiles the whole partition circuit with gnark's frontend
+	// instead of assembling it from templates: the tests' oracle (and the
+	// way it was done before; ~400 B of heap per constraint at its peak).
+	frontend bool
 }
 
 // WithProgress reports long stages (compiling, solving) to p.
@@ -119,21 +123,31 @@ func forParams(p Params, opts ...Option) (*Compiled, error) {
 
 // Compile compiles the circuit of p without the process-wide cache (ForShape
 // is what a worker wants).
+//
+// It runs gnark's frontend on two small templates only, the head and one
+// challenge, and assembles the partition's R1CS from them (template.go):
+// the same constraint system as compiling the whole circuit, in a fraction of
+// the time and memory. Progress reports the stage "circuit: compile <shape>"
+// in Challenges + 2 steps: the templates, each challenge assembled, and the
+// B balancing with the density bitmaps.
 func Compile(p Params, opts ...Option) (*Compiled, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	o := collect(opts)
 	stage := "circuit: compile " + p.Name
-	o.progress(stage, 0, 1)
+	total := int64(p.Challenges + 2)
+	o.progress(stage, 0, total)
 	start := time.Now()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, newPartitionCircuit(p))
-	if err != nil {
-		return nil, fmt.Errorf("circuit: compile %q: %w", p.Name, err)
+	var r *cs.R1CS
+	var err error
+	if o.frontend {
+		r, err = compileFrontend(p)
+	} else {
+		r, err = assemble(p, func(done int) { o.progress(stage, int64(done), total) })
 	}
-	r, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return nil, fmt.Errorf("circuit: compile %q: got %T, want a BLS12-381 R1CS", p.Name, ccs)
+	if err != nil {
+		return nil, err
 	}
 	if !o.keepB {
 		balanceB(r)
@@ -145,7 +159,7 @@ func Compile(p Params, opts ...Option) (*Compiled, error) {
 	if got := gc.NumInputs() - 1; got != p.NumPublic() {
 		return nil, fmt.Errorf("circuit: compile %q: %d public inputs, want %d", p.Name, got, p.NumPublic())
 	}
-	o.progress(stage, 1, 1)
+	o.progress(stage, total, total)
 	return &Compiled{params: p, circuit: gc, compile: time.Since(start)}, nil
 }
 

@@ -29,68 +29,58 @@ import (
 func balanceB(r *cs.R1CS) int {
 	nIn := uint32(r.GetNbPublicVariables())
 	nW := int(nIn) + r.GetNbSecretVariables() + r.GetNbInternalVariables()
+	isR1C := make([]bool, len(r.Blueprints))
+	for i, b := range r.Blueprints {
+		_, isR1C[i] = b.(*constraint.BlueprintGenericR1C)
+	}
 
-	// The R1Cs to consider, with their private wires on each side (wires on
-	// both sides left out: they are in B either way).
-	type side struct{ l, r []uint32 }
-	var idx []int // instruction index of each considered R1C
-	var sides []side
+	// The R1Cs to consider: those with a private wire on only one side
+	// (wires on both sides are left out: they are in B either way). Their
+	// sides are read from the calldata when needed rather than kept, so the
+	// search costs 5 bytes per considered constraint and 4 per wire (at
+	// 32 GiB, 130 M constraints, the system itself is ~15 GB).
+	var sd sides
+	sd.nIn = nIn
+	idx := make([]uint32, 0, len(r.Instructions)) // instruction index of each considered R1C
 	for i, pi := range r.Instructions {
-		if _, ok := r.Blueprints[pi.BlueprintID].(*constraint.BlueprintGenericR1C); !ok {
+		if !isR1C[pi.BlueprintID] {
 			continue
 		}
-		cd := r.CallData[pi.StartCallData:]
-		nl, nr := int(cd[1]), int(cd[2])
-		var s side
-		for k := 0; k < nl; k++ {
-			if w := cd[5+2*k]; w >= nIn {
-				s.l = append(s.l, w)
-			}
+		if l, rr := sd.of(r.CallData[pi.StartCallData:]); len(l) > 0 || len(rr) > 0 {
+			idx = append(idx, uint32(i))
 		}
-		for k := 0; k < nr; k++ {
-			if w := cd[5+2*nl+2*k]; w >= nIn {
-				s.r = append(s.r, w)
-			}
+	}
+	idx = slices.Clip(idx)
+	turned := make([]bool, len(idx))
+	// abSides returns the A and B sides of considered constraint k.
+	abSides := func(k int) (a, b []uint32) {
+		l, rr := sd.of(r.CallData[r.Instructions[idx[k]].StartCallData:])
+		if turned[k] {
+			return rr, l
 		}
-		s.l, s.r = withoutCommon(s.l, s.r)
-		if len(s.l) == 0 && len(s.r) == 0 {
-			continue
-		}
-		idx = append(idx, i)
-		sides = append(sides, s)
+		return l, rr
 	}
 
 	// cnt[w] is the number of considered constraints whose B side holds w.
-	turned := make([]bool, len(sides))
-	bSide := func(i int) []uint32 {
-		if turned[i] {
-			return sides[i].l
-		}
-		return sides[i].r
-	}
-	aSide := func(i int) []uint32 {
-		if turned[i] {
-			return sides[i].r
-		}
-		return sides[i].l
-	}
 	cnt := make([]int32, nW)
-	for i := range sides {
-		for _, w := range bSide(i) {
+	for k := range idx {
+		_, b := abSides(k)
+		for _, w := range b {
 			cnt[w]++
 		}
 	}
 	const maxRounds = 8 // converges in 2–3 rounds on every shape measured
 	for range maxRounds {
 		changed := 0
-		for i := range sides {
+		for k := range idx {
+			a, b := abSides(k)
 			add, remove := 0, 0
-			for _, w := range aSide(i) {
+			for _, w := range a {
 				if cnt[w] == 0 {
 					add++
 				}
 			}
-			for _, w := range bSide(i) {
+			for _, w := range b {
 				if cnt[w] == 1 {
 					remove++
 				}
@@ -98,13 +88,13 @@ func balanceB(r *cs.R1CS) int {
 			if add >= remove {
 				continue
 			}
-			for _, w := range bSide(i) {
+			for _, w := range b {
 				cnt[w]--
 			}
-			turned[i] = !turned[i]
-			for _, w := range bSide(i) {
+			for _, w := range a {
 				cnt[w]++
 			}
+			turned[k] = !turned[k]
 			changed++
 		}
 		if changed == 0 {
@@ -114,12 +104,12 @@ func balanceB(r *cs.R1CS) int {
 
 	n := 0
 	var buf []uint32
-	for i, t := range turned {
+	for k, t := range turned {
 		if !t {
 			continue
 		}
 		n++
-		pi := r.Instructions[idx[i]]
+		pi := r.Instructions[idx[k]]
 		cd := r.CallData[pi.StartCallData:]
 		nl, nr := int(cd[1]), int(cd[2])
 		l := cd[4 : 4+2*nl]
@@ -131,19 +121,47 @@ func balanceB(r *cs.R1CS) int {
 	return n
 }
 
-// withoutCommon removes from both lists the wires that appear in both.
-func withoutCommon(a, b []uint32) ([]uint32, []uint32) {
-	if !slices.ContainsFunc(a, func(w uint32) bool { return slices.Contains(b, w) }) {
-		return a, b
-	}
-	keep := func(s, other []uint32) []uint32 {
-		out := make([]uint32, 0, len(s))
-		for _, w := range s {
-			if !slices.Contains(other, w) {
-				out = append(out, w)
-			}
+// sides reads the private wires of an R1C's L and R sides from its
+// calldata, less the wires that appear on both sides, into buffers it
+// reuses (valid until the next call).
+type sides struct {
+	nIn          uint32
+	l, r, l2, r2 []uint32
+}
+
+func (s *sides) of(cd []uint32) (l, r []uint32) {
+	nl, nr := int(cd[1]), int(cd[2])
+	s.l, s.r = s.l[:0], s.r[:0]
+	for k := range nl {
+		if w := cd[5+2*k]; w >= s.nIn {
+			s.l = append(s.l, w)
 		}
-		return out
 	}
-	return keep(a, b), keep(b, a)
+	for k := range nr {
+		if w := cd[5+2*nl+2*k]; w >= s.nIn {
+			s.r = append(s.r, w)
+		}
+	}
+	common := false
+	for _, w := range s.l {
+		if slices.Contains(s.r, w) {
+			common = true
+			break
+		}
+	}
+	if !common {
+		return s.l, s.r
+	}
+	s.l2, s.r2 = s.l2[:0], s.r2[:0]
+	for _, w := range s.l {
+		if !slices.Contains(s.r, w) {
+			s.l2 = append(s.l2, w)
+		}
+	}
+	for _, w := range s.r {
+		if !slices.Contains(s.l, w) {
+			s.r2 = append(s.r2, w)
+		}
+	}
+	return s.l2, s.r2
 }

@@ -63,6 +63,8 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 		VKPath:     filepath.Join(dir, "p.vk"),
 		Seed:       []byte("circuit e2e test"),
 		Progress:   groth16.ProgressLines(&progress),
+
+		FingerprintPath: FingerprintPath(dir, proveShape),
 	}
 	start := time.Now()
 	written, err := Setup(ctx, out.Shape, cfg)
@@ -90,6 +92,8 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 
 	c, err := ForShape(out.Shape)
 	require.NoError(t, err)
+	// The fingerprint written beside the parameters is the circuit's.
+	require.NoError(t, c.CheckFingerprint(cfg.FingerprintPath))
 	key, err := groth16.NewCPUBackend().Load(ctx, pk)
 	require.NoError(t, err)
 	defer key.Close()

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,21 +94,79 @@ func TestConstraintReport(t *testing.T) {
 		100*float64(ours.Total()-bp.Total())/float64(bp.Total()))
 }
 
-// peakHeap runs f while sampling the live heap every millisecond and
-// returns the peak above the heap in use before it (after a GC).
+var (
+	compileShapes       = flag.String("circuit.compile", "", "comma-separated shapes for TestCompileReport; shape*N gives it N challenges per partition (e.g. test-mini*18,32GiB)")
+	compileAlsoFrontend = flag.Bool("circuit.frontend", false, "TestCompileReport also compiles each shape with gnark's frontend on the whole circuit (the old way)")
+)
+
+// TestCompileReport prints, in markdown, the compile time and heap of each
+// shape named by -circuit.compile (no sealing, no synthesis, so official
+// shapes such as 32GiB can be compiled where memory allows), assembled from
+// templates and, with -circuit.frontend, compiled whole by gnark's frontend:
+//
+//	go test -run TestCompileReport -v -timeout 60m ./pkg/porep/circuit/ -circuit.compile=test-tiny,test-mini*18 -circuit.frontend
+func TestCompileReport(t *testing.T) {
+	if *compileShapes == "" {
+		t.Skip("set -circuit.compile=shape,... to print the compile report")
+	}
+	w := os.Stdout
+	fmt.Fprintf(w, "\nGOMAXPROCS %d, %s/%s\n\n", runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(w, "| shape | challenges | constraints | compiled by | compile | compile peak heap | compiled circuit heap | peak / constraint | kept / constraint |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|")
+	for _, name := range strings.Split(*compileShapes, ",") {
+		shape, n, _ := strings.Cut(name, "*")
+		p := mustParams(t, shape)
+		if n != "" {
+			c, err := strconv.Atoi(n)
+			require.NoError(t, err)
+			p.Challenges = c
+			p.Name = name
+		}
+		ways := []struct {
+			name string
+			opts []Option
+		}{{"templates", nil}}
+		if *compileAlsoFrontend {
+			ways = append(ways, struct {
+				name string
+				opts []Option
+			}{"frontend (whole circuit)", []Option{withFrontend()}})
+		}
+		for _, way := range ways {
+			var c *Compiled
+			var err error
+			base := heapInUse()
+			peak := peakHeap(func() { c, err = Compile(p, way.opts...) })
+			require.NoError(t, err)
+			kept := heapInUse() - base
+			n := uint64(c.Stats().Constraints)
+			fmt.Fprintf(w, "| %s | %d | %d | %s | %v | %s | %s | %d B | %d B |\n", name, p.Challenges, n, way.name,
+				c.CompileTime().Round(time.Millisecond), mib(peak), mib(kept), peak/n, kept/n)
+			runtime.KeepAlive(c)
+			c = nil
+		}
+	}
+}
+
+// peakHeap runs f while sampling the heap every millisecond and returns
+// the peak above the heap in use before it (after a GC). The heap is what
+// runtime.MemStats calls HeapAlloc (live and not yet swept objects), read
+// through runtime/metrics, which does not stop the world:
+// runtime.ReadMemStats every millisecond preempts f each time and made
+// compiles ~35 % slower than they are.
 func peakHeap(f func()) uint64 {
 	base := heapInUse()
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		var m runtime.MemStats
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			runtime.ReadMemStats(&m)
-			if m.HeapAlloc > peak.Load() {
-				peak.Store(m.HeapAlloc)
+			metrics.Read(sample)
+			if v := sample[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
 			}
 			select {
 			case <-stop:

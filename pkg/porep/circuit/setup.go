@@ -36,6 +36,11 @@ type SetupConfig struct {
 	// FixedBase, when set, runs the fixed-base scalar multiplications (on a
 	// GPU: cuda.SelectFixedBase); nil uses the CPU.
 	FixedBase groth16.FixedBase
+	// FingerprintPath, when set, receives the compiled circuit's
+	// Fingerprint (FingerprintPath(dir, shape) beside the parameters),
+	// written last, so that a cache can tell parameters made for another
+	// circuit layout (Compiled.CheckFingerprint).
+	FingerprintPath string
 }
 
 func (c *SetupConfig) validate() error {
@@ -46,6 +51,8 @@ func (c *SetupConfig) validate() error {
 		return fmt.Errorf("circuit: setup: SetupConfig.VKPath is empty")
 	case filepath.Clean(c.ParamsPath) == filepath.Clean(c.VKPath):
 		return fmt.Errorf("circuit: setup: SetupConfig.ParamsPath and VKPath are the same file %q", c.ParamsPath)
+	case c.FingerprintPath != "" && (filepath.Clean(c.FingerprintPath) == filepath.Clean(c.ParamsPath) || filepath.Clean(c.FingerprintPath) == filepath.Clean(c.VKPath)):
+		return fmt.Errorf("circuit: setup: SetupConfig.FingerprintPath %q is also the parameters or verifying key file", c.FingerprintPath)
 	}
 	return nil
 }
@@ -97,6 +104,11 @@ func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.Pr
 	progress(stage, 1, 2)
 	if err = finish(vf, cfg.VKPath, func() error { return groth16.WriteVerifyingKey(vf, &pk.VK) }); err != nil {
 		return nil, fmt.Errorf("circuit: setup %q: write %s: %w", s.Name, cfg.VKPath, err)
+	}
+	if cfg.FingerprintPath != "" {
+		if err = c.WriteFingerprint(cfg.FingerprintPath); err != nil {
+			return nil, fmt.Errorf("circuit: setup %q: write %s: %w", s.Name, cfg.FingerprintPath, err)
+		}
 	}
 	progress(stage, 2, 2)
 	return pk, nil

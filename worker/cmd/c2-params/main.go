@@ -1,6 +1,8 @@
 // Command c2-params writes Groth16 parameters (<shape>.params and
-// <shape>.vk, the bellperson layouts) for shapes that have none in a
-// folder, with fresh toxic waste and progress lines. It is the one-shot
+// <shape>.vk, the bellperson layouts, and <shape>.circuit, the compiled
+// circuit's fingerprint) for shapes that have none in a folder, or whose
+// fingerprint file names another circuit, with fresh toxic waste and
+// progress lines. It is the one-shot
 // "params" service of docker-compose.yml and a convenience for test
 // clusters:
 //
@@ -83,18 +85,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if !s.Test && !*official {
 			return fmt.Errorf("%s is an official shape: use Filecoin's parameter files (or -allow-official for local benchmarks)", name)
 		}
-		pp, vp := circuit.ParamsPath(*dir, name), circuit.VKPath(*dir, name)
+		pp, vp, fp := circuit.ParamsPath(*dir, name), circuit.VKPath(*dir, name), circuit.FingerprintPath(*dir, name)
 		if exists(pp) && exists(vp) {
-			fmt.Fprintf(stdout, "%s: parameters present in %s\n", name, *dir)
-			continue
+			if !exists(fp) {
+				fmt.Fprintf(stdout, "%s: parameters present in %s (no circuit fingerprint beside them to check)\n", name, *dir)
+				continue
+			}
+			c, err := circuit.ForShape(s)
+			if err != nil {
+				return err
+			}
+			err = c.CheckFingerprint(fp)
+			if err == nil {
+				fmt.Fprintf(stdout, "%s: parameters present in %s\n", name, *dir)
+				continue
+			}
+			if !errors.Is(err, circuit.ErrStaleParams) {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s: %v\n", name, err)
 		}
 		if err := selectFixedBase(); err != nil {
 			return err
 		}
+		// The fingerprint is written last: until then a crash leaves none.
+		if err := os.Remove(fp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 		start := time.Now()
 		fmt.Fprintf(stdout, "%s: generating parameters (fresh toxic waste)\n", name)
-		if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, Progress: groth16.ProgressLines(stdout),
-			FixedBase: fixedBase}); err != nil {
+		if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, FingerprintPath: fp,
+			Progress: groth16.ProgressLines(stdout), FixedBase: fixedBase}); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: wrote %s and %s in %.1fs\n", name, pp, vp, time.Since(start).Seconds())

@@ -33,6 +33,16 @@ func TestRefusesOfficialShapesAndSkipsPresentParams(t *testing.T) {
 	require.Equal(t, "x", string(b))
 	_, err = groth16.ReadVerifyingKeyFile(filepath.Join(dir, "test-micro.vk"))
 	require.Error(t, err)
+
+	// With a circuit fingerprint beside them that is not the circuit's,
+	// they are made again: the run gets as far as choosing the fixed-base
+	// backend (here one that fails at once, naming its library).
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test-micro.circuit"), []byte("0123 test-micro\n"), 0o600))
+	out.Reset()
+	missing := filepath.Join(t.TempDir(), "absent.so")
+	err = run(context.Background(), []string{"-dir", dir, "-shapes", "test-micro", "-backend", "cuda", "-cuda-library", missing}, &out, io.Discard)
+	require.ErrorContains(t, err, "absent.so")
+	require.Contains(t, out.String(), "parameters were made for another circuit")
 }
 
 // The fixed-base backend is chosen only when some shape needs parameters;
