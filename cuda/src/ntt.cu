@@ -385,6 +385,33 @@ __global__ void k_h_finish(const fr_t* in, fr_t* out, uint32_t log_n, fr_t scale
   }
 }
 
+// k_h_finish by tiles (log_n >= 2*BR_BITS; in and out must not alias): a
+// block reads the 16 x 16 tile of one middle index row-wise, transposes it
+// in shared memory and writes it row-wise into the tile of the reversed
+// middle index (see k_bitrev_tiles), instead of one scattered write per
+// element.
+__global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_h_finish_tiles(const fr_t* __restrict__ in, fr_t* __restrict__ out,
+                                                                     uint32_t log_n, fr_t scale, const fr_t* lo,
+                                                                     const fr_t* hi) {
+  __shared__ uint32_t tile[fr_t::N * BR_TILE_WORDS];
+  const uint32_t mid_bits = log_n - 2 * BR_BITS;
+  const uint32_t m = blockIdx.x, mr = bitrev(m, mid_bits);
+  const uint32_t a = threadIdx.x >> BR_BITS, b = threadIdx.x & (BR_SIDE - 1);
+  auto index = [&](uint32_t hi_bits, uint32_t mid, uint32_t lo_bits) {
+    return ((uint64_t)hi_bits << (log_n - BR_BITS)) | ((uint64_t)mid << BR_BITS) | lo_bits;
+  };
+  const fr_t x = in[index(a, m, b)];
+  C2G_UNROLL for (int j = 0; j < fr_t::N; j++) tile[j * BR_TILE_WORDS + a * BR_PITCH + b] = x.v[j];
+  __syncthreads();
+  // destination (r, rev m, c) = bitrev of the source (rev c, m, rev r)
+  const uint32_t r = a, c = b;
+  const uint32_t q = bitrev(c, BR_BITS) * BR_PITCH + bitrev(r, BR_BITS);
+  fr_t y;
+  C2G_UNROLL for (int j = 0; j < fr_t::N; j++) y.v[j] = tile[j * BR_TILE_WORDS + q];
+  const uint64_t dst = index(r, mr, c);
+  out[dst] = (y * scale * coset_pow(lo, hi, (uint32_t)dst)).from_mont();
+}
+
 // a[i] = (a[i] * b[i] - c[i]) * zinv
 __global__ void k_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n, fr_t zinv) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
@@ -500,8 +527,14 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
   C2G_LAUNCH(k_h_pointwise, elementwise_grid(n), 256, 0, st, a, b, c, n, zinv);
   CK_LAUNCH("k_h_pointwise");
   ntt_dif(a, log_n, true, t, st);
-  C2G_LAUNCH(k_h_finish, elementwise_grid(n), 256, 0, st, a, h_out, log_n, ninv, t.gi_lo, t.gi_hi);
-  CK_LAUNCH("k_h_finish");
+  if (log_n >= 2 * BR_BITS && h_out != a) {
+    C2G_LAUNCH_SYNC(k_h_finish_tiles, dim3(1u << (log_n - 2 * BR_BITS)), BR_SIDE * BR_SIDE, 0, st, a, h_out, log_n, ninv,
+                    t.gi_lo, t.gi_hi);
+    CK_LAUNCH("k_h_finish_tiles");
+  } else {
+    C2G_LAUNCH(k_h_finish, elementwise_grid(n), 256, 0, st, a, h_out, log_n, ninv, t.gi_lo, t.gi_hi);
+    CK_LAUNCH("k_h_finish");
+  }
 }
 
 }  // namespace c2g
