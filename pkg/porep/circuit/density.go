@@ -102,6 +102,13 @@ func balanceB(r *cs.R1CS) int {
 		}
 	}
 
+	return swapSides(r, idx, turned)
+}
+
+// swapSides swaps the L and R sides, in place in the calldata, of every
+// constraint k with turned[k] (idx[k] is its instruction), and returns how
+// many it swapped.
+func swapSides(r *cs.R1CS, idx []uint32, turned []bool) int {
 	n := 0
 	var buf []uint32
 	for k, t := range turned {

@@ -87,7 +87,7 @@ func balanceBReference(r *cs.R1CS) int {
 	// The R1Cs to consider, with their private wires on each side (wires on
 	// both sides left out: they are in B either way).
 	type side struct{ l, r []uint32 }
-	var idx []int // instruction index of each considered R1C
+	var idx []uint32 // instruction index of each considered R1C
 	var sides []side
 	for i, pi := range r.Instructions {
 		if _, ok := r.Blueprints[pi.BlueprintID].(*constraint.BlueprintGenericR1C); !ok {
@@ -110,7 +110,7 @@ func balanceBReference(r *cs.R1CS) int {
 		if len(s.l) == 0 && len(s.r) == 0 {
 			continue
 		}
-		idx = append(idx, i)
+		idx = append(idx, uint32(i))
 		sides = append(sides, s)
 	}
 
@@ -166,23 +166,7 @@ func balanceBReference(r *cs.R1CS) int {
 		}
 	}
 
-	n := 0
-	var buf []uint32
-	for i, t := range turned {
-		if !t {
-			continue
-		}
-		n++
-		pi := r.Instructions[idx[i]]
-		cd := r.CallData[pi.StartCallData:]
-		nl, nr := int(cd[1]), int(cd[2])
-		l := cd[4 : 4+2*nl]
-		rr := cd[4+2*nl : 4+2*nl+2*nr]
-		buf = append(append(buf[:0], rr...), l...)
-		copy(cd[4:], buf)
-		cd[1], cd[2] = uint32(nr), uint32(nl)
-	}
-	return n
+	return swapSides(r, idx, turned)
 }
 
 // withoutCommon removes from both lists the wires that appear in both.
