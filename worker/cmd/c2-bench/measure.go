@@ -92,6 +92,10 @@ type Peaks struct {
 	// yet collected objects) seen by the sampler (every 50 ms).
 	RSSSampled int64 `json:"rss_sampled_peak_bytes"`
 	Heap       int64 `json:"heap_peak_bytes"`
+	// HeapLive is the largest live heap the GC marked (what the process
+	// needed; RSS adds the garbage not yet collected, up to the Go memory
+	// limit).
+	HeapLive int64 `json:"heap_live_peak_bytes"`
 	// VRAMUsed is the largest device memory in use (total − free,
 	// cudaMemGetInfo, sampled every 250 ms) per device; nil without a GPU.
 	VRAMUsed map[int]int64 `json:"vram_used_peak_bytes,omitempty"`
@@ -103,17 +107,15 @@ type sampler struct {
 	vram    vramProbe
 	devices []int
 
-	mu       sync.Mutex
-	peaks    Peaks
-	vramErr  error
-	stop     chan struct{}
-	done     chan struct{}
-	heapDesc []metrics.Sample
+	mu      sync.Mutex
+	peaks   Peaks
+	vramErr error
+	stop    chan struct{}
+	done    chan struct{}
 }
 
 func newSampler() *sampler {
-	s := &sampler{stop: make(chan struct{}), done: make(chan struct{}),
-		heapDesc: []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}}
+	s := &sampler{stop: make(chan struct{}), done: make(chan struct{})}
 	s.peaks.HWMReset = resetHWM()
 	go s.loop()
 	return s
@@ -143,10 +145,14 @@ func (s *sampler) loop() {
 
 func (s *sampler) sample(vram bool) {
 	st := procStatus("VmRSS")
-	metrics.Read(s.heapDesc)
-	heap := int64(0)
-	if s.heapDesc[0].Value.Kind() == metrics.KindUint64 {
-		heap = int64(s.heapDesc[0].Value.Uint64())
+	ms := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(ms)
+	var heap, live int64
+	if ms[0].Value.Kind() == metrics.KindUint64 {
+		heap = int64(ms[0].Value.Uint64())
+	}
+	if ms[1].Value.Kind() == metrics.KindUint64 {
+		live = int64(ms[1].Value.Uint64())
 	}
 	s.mu.Lock()
 	probe, devices := s.vram, s.devices
@@ -167,6 +173,7 @@ func (s *sampler) sample(vram bool) {
 	defer s.mu.Unlock()
 	s.peaks.RSSSampled = max(s.peaks.RSSSampled, st["VmRSS"])
 	s.peaks.Heap = max(s.peaks.Heap, heap)
+	s.peaks.HeapLive = max(s.peaks.HeapLive, live)
 	for d, u := range used {
 		s.peaks.VRAMUsed[d] = max(s.peaks.VRAMUsed[d], u)
 	}

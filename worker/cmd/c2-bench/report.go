@@ -215,7 +215,7 @@ func printTable(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "circuit %d constraints (compile %.1fs, peak heap %s GiB); params %s in %.1fs (%s GiB)\n",
 		r.Circuit.Constraints, r.Circuit.CompileSeconds, gib(r.Circuit.Peaks.Heap), r.Params.Source, r.Params.Seconds, gib(r.Params.Bytes))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "interlock\tw/dev\tslots\tparts\twall s\tparts/min\tlat med s\tlat max s\tsynth s\tsynth core-s\tdev s/part\tupload s\tcompute s\twait med s\twait max s\tdev busy\tRSS peak GiB\tVRAM peak GiB\tverified\t")
+	fmt.Fprintln(tw, "interlock\tw/dev\tslots\tparts\twall s\tparts/min\tlat med s\tlat max s\tsynth s\tsynth core-s\tdev s/part\tupload s\tcompute s\twait med s\twait max s\tdev busy\tRSS/live peak GiB\tVRAM peak GiB\tverified\t")
 	for _, run := range r.Runs {
 		core := fmt.Sprintf("%.1f", run.SynthCPUMedian)
 		if !run.SynthCPUExact {
@@ -234,7 +234,7 @@ func printTable(w io.Writer, r *Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f%%\t%s\t%s\t%d/%d\t\n",
 			run.Interlock, run.WorkersPerDevice, run.Slots, run.Partitions, run.Wall, run.Throughput, run.LatencyMedian, run.LatencyMax,
 			run.SynthMedian, core, run.DeviceMedian, run.UploadMedian, run.ComputeMedian, run.LockWaitMedian, run.LockWaitMax,
-			100*run.DeviceBusy, gib(max(run.Peaks.RSSHWM, run.Peaks.RSSSampled)), vram, run.Verified, run.Partitions)
+			100*run.DeviceBusy, gib(max(run.Peaks.RSSHWM, run.Peaks.RSSSampled))+"/"+gib(run.Peaks.HeapLive), vram, run.Verified, run.Partitions)
 	}
 	tw.Flush()
 	for _, n := range r.Notes {
