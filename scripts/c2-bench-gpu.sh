@@ -7,11 +7,13 @@
 # on a GPU host"):
 #   .devbuild/c2-bench          CGO_ENABLED=1 go build -o .devbuild/c2-bench ./worker/cmd/c2-bench
 #   .devbuild/c2-bench.test     (TEST=1) CGO_ENABLED=1 go test -c -o .devbuild/c2-bench.test ./worker/cmd/c2-bench
-#   .devbuild/libc2groth16.so   (optional) a prebuilt library: used when BUILD=0 or the build here fails
+#   .devbuild/libc2groth16.so   (optional) a prebuilt library (OUT_DIR=.devbuild/cudabuild cuda/build.sh, copied):
+#                               used when it loads there (BUILD=auto) or the build there fails
 #
 # Environment:
 #   OUT       folder for logs and JSON (default /tmp/c2-bench-out)
-#   BUILD     1 (default): cuda/build.sh here; 0: use .devbuild/libc2groth16.so
+#   BUILD     auto (default): the carried library if it loads (python3 ctypes), else
+#             cuda/build.sh there; 1: always build; 0: only the carried library
 #   TEST      1: run TestBenchCUDA (test-micro, 2 partitions) before the bench
 #   ARGS      c2-bench flags (default: -shape 2KiB -partitions 6 -sweep)
 #   NAME      name of the JSON and log files (default c2-bench)
@@ -31,7 +33,15 @@ nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --form
 echo "cores: $(nproc); $(grep MemTotal /proc/meminfo); cgroup memory.max: $(cat /sys/fs/cgroup/memory.max 2>/dev/null || echo none)"
 
 lib="$root/.devbuild/libc2groth16.so"
-if [[ "${BUILD:-1}" == 1 ]]; then
+build="${BUILD:-auto}"
+if [[ "$build" == auto ]]; then
+  build=1
+  if [[ -f "$lib" ]] && python3 -c "import ctypes,sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>/tmp/c2-bench-load.log; then
+    build=0
+    echo "using the carried library $lib"
+  fi
+fi
+if [[ "$build" == 1 ]]; then
   t0=$(date +%s)
   if JOBS="${JOBS:-$(nproc)}" cuda/build.sh >"$out/build.log" 2>&1; then
     lib="$root/cuda/build/libc2groth16.so"
