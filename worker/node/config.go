@@ -167,9 +167,8 @@ func (c Config) withDefaults() (Config, error) {
 // validate checks the fields that do not need the backend; the error names
 // the field.
 func (c Config) validate() error {
-	if err := queue.CheckName("Config.ID", c.ID); err != nil {
-		// Worker ids become Redis keys and slot names: keep them plain.
-		return fmt.Errorf("node: %w", err)
+	if err := c.validateProver(); err != nil {
+		return err
 	}
 	if len(c.Shapes) == 0 {
 		return fmt.Errorf("node: Config.Shapes is empty: name at least one shape (%v)", porep.ShapeNames())
@@ -191,6 +190,24 @@ func (c Config) validate() error {
 		return fmt.Errorf("node: Config.ParamsDir %q is not a readable directory", c.ParamsDir)
 	}
 	switch {
+	case c.HeartbeatInterval < 10*time.Millisecond:
+		return fmt.Errorf("node: Config.HeartbeatInterval %v is below 10ms", c.HeartbeatInterval)
+	case c.DrainTimeout < 0 || c.AbortTimeout < 0 || c.RetryDelay < 0:
+		return fmt.Errorf("node: Config.DrainTimeout, AbortTimeout and RetryDelay must not be negative")
+	case c.InputCache < 0:
+		return fmt.Errorf("node: Config.InputCache %d is negative", c.InputCache)
+	}
+	return nil
+}
+
+// validateProver checks the fields a Prover uses (slots, devices, backend
+// options); the error names the field.
+func (c Config) validateProver() error {
+	if err := queue.CheckName("Config.ID", c.ID); err != nil {
+		// Worker ids become Redis keys and slot names: keep them plain.
+		return fmt.Errorf("node: %w", err)
+	}
+	switch {
 	case c.GPUWorkersPerDevice < 0:
 		return fmt.Errorf("node: Config.GPUWorkersPerDevice %d is negative", c.GPUWorkersPerDevice)
 	case c.VRAMBudget < 0:
@@ -199,12 +216,6 @@ func (c Config) validate() error {
 		return fmt.Errorf("node: Config.ParamsMemoryBudget %d is negative", c.ParamsMemoryBudget)
 	case c.CPUThreads < 0:
 		return fmt.Errorf("node: Config.CPUThreads %d is negative", c.CPUThreads)
-	case c.HeartbeatInterval < 10*time.Millisecond:
-		return fmt.Errorf("node: Config.HeartbeatInterval %v is below 10ms", c.HeartbeatInterval)
-	case c.DrainTimeout < 0 || c.AbortTimeout < 0 || c.RetryDelay < 0:
-		return fmt.Errorf("node: Config.DrainTimeout, AbortTimeout and RetryDelay must not be negative")
-	case c.InputCache < 0:
-		return fmt.Errorf("node: Config.InputCache %d is negative", c.InputCache)
 	}
 	for _, d := range c.Devices {
 		if d < 0 {

@@ -34,6 +34,13 @@
 // phases: slots stop fetching and in-flight partitions may finish within
 // DrainTimeout; then the rest are aborted and handed back to the queue at once.
 //
+// The proving part of a worker is a Prover (NewProver): the selected
+// backend, the parameters (ShapeParams, from a folder with LoadShapeParams
+// or made in memory with NewShapeParams) loaded onto every device, each
+// device's interlock, and its Slots, whose ProvePartition runs synthesis,
+// the interlocked proof and verification. A Node drives its Prover's slots
+// from the queue; worker/cmd/c2-bench feeds the same slots directly.
+//
 // The package does not start servers (NATS, Redis) or parse flags: the worker
 // binary (worker/) and the single-node mode (worker/singlenode) do.
 package node

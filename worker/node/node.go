@@ -7,36 +7,22 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/queue"
-	"github.com/c2cluster/c2cluster/worker/backend"
-	"github.com/c2cluster/c2cluster/worker/interlock"
 )
-
-// device is one device of the worker: its interlock and the keys of every
-// shape loaded on its backend instance.
-type device struct {
-	index int
-	name  string // "cpu0", "cuda1"
-	lock  *interlock.Device
-	keys  map[string]groth16.Key
-}
 
 // Node is a worker. Create it with New, run it with Start, end it with Stop.
 type Node struct {
-	cfg     Config
-	q       *queue.Queue
-	store   *jobstore.Store
-	log     *slog.Logger
-	sel     backend.Selection
-	shapes  map[string]*shapeParams
-	devices []*device
-	inputs  *inputCache
+	cfg    Config
+	q      *queue.Queue
+	store  *jobstore.Store
+	log    *slog.Logger
+	prover *Prover
+	inputs *inputCache
 
 	mu        sync.Mutex
 	started   bool
@@ -49,10 +35,10 @@ type Node struct {
 	hbDone    chan struct{}
 }
 
-// slotRunner is one slot: a queue Slot bound to one device.
+// slotRunner is one slot: a queue Slot feeding a prover Slot.
 type slotRunner struct {
 	name string
-	dev  *device
+	slot *Slot
 	qs   *queue.Slot
 	done chan struct{}
 }
@@ -79,83 +65,24 @@ func New(ctx context.Context, cfg Config, q *queue.Queue, store *jobstore.Store)
 	if cfg.RetryDelay == 0 {
 		cfg.RetryDelay = q.Config().NakDelay
 	}
-	opts := backend.Options{CPUThreads: cfg.CPUThreads, CUDALibrary: cfg.CUDALibrary, Residency: cfg.Residency,
-		MemoryBudget: cfg.ParamsMemoryBudget}
-	sel, err := backend.Select(cfg.Backend, opts, cfg.Devices)
+	sel, opts, err := selectBackend(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("node: Config.Backend: %w", err)
+		return nil, err
 	}
-	cfg.Logger.Info("worker: " + sel.Why)
-	if cfg.GPUWorkersPerDevice == 0 {
-		cfg.GPUWorkersPerDevice = GPUWorkersPerDeviceDefault
-		if sel.Factory.Name == backend.NameCPU {
-			cfg.GPUWorkersPerDevice = CPUWorkersPerDeviceDefault
-		}
-	}
-	if n := len(sel.Devices) * cfg.GPUWorkersPerDevice; n > MaxSlots {
-		return nil, fmt.Errorf("node: Config.GPUWorkersPerDevice: %d devices × %d = %d slots exceeds %d", len(sel.Devices), cfg.GPUWorkersPerDevice, n, MaxSlots)
-	}
-
-	n := &Node{cfg: cfg, q: q, store: store, log: cfg.Logger, sel: sel, shapes: map[string]*shapeParams{},
-		inputs: newInputCache(cfg.InputCache), current: map[string]string{}}
+	shapes := make([]*ShapeParams, 0, len(cfg.Shapes))
 	for _, name := range cfg.Shapes {
 		sp, err := loadShape(ctx, cfg, name)
 		if err != nil {
 			return nil, err
 		}
-		n.shapes[name] = sp
+		shapes = append(shapes, sp)
 	}
-	for _, idx := range sel.Devices {
-		d, err := n.openDevice(ctx, opts, idx)
-		if err != nil {
-			n.closeDevices()
-			return nil, err
-		}
-		n.devices = append(n.devices, d)
-	}
-	return n, nil
-}
-
-func (n *Node) openDevice(ctx context.Context, opts backend.Options, idx int) (*device, error) {
-	opts.Device = idx
-	b, err := n.sel.Factory.New(opts)
+	p, err := openProver(ctx, cfg, sel, opts, shapes)
 	if err != nil {
-		return nil, fmt.Errorf("node: device %d: %w", idx, err)
+		return nil, err
 	}
-	lock, err := interlock.New(interlock.Config{Index: idx, Mode: interlock.Mode(n.cfg.Interlock),
-		VRAMBudget: n.cfg.VRAMBudget, Observer: n.cfg.Observer, Metrics: n.cfg.Metrics})
-	if err != nil {
-		return nil, fmt.Errorf("node: device %d: %w", idx, err)
-	}
-	d := &device{index: idx, name: b.Name() + strconv.Itoa(idx), lock: lock, keys: map[string]groth16.Key{}}
-	for _, name := range n.cfg.Shapes {
-		sp := n.shapes[name]
-		start := time.Now()
-		k, err := b.Load(ctx, sp.pk)
-		if err != nil {
-			for _, k := range d.keys {
-				_ = k.Close()
-			}
-			return nil, fmt.Errorf("%w: shape %s: load onto %s: %v", ErrParams, name, d.name, err)
-		}
-		d.keys[name] = k
-		n.cfg.Metrics.SRSResidentBytes.WithLabelValues(name, k.Residency()).Add(float64(sp.bytes))
-		n.log.Info("worker: parameters resident", "shape", name, "device", d.name, "residency", k.Residency(),
-			"took", time.Since(start).Round(time.Millisecond))
-	}
-	return d, nil
-}
-
-func (n *Node) closeDevices() {
-	for _, d := range n.devices {
-		for name, k := range d.keys {
-			if err := k.Close(); err != nil {
-				n.log.Warn("worker: closing key", "shape", name, "device", d.name, "err", err)
-			}
-			n.cfg.Metrics.SRSResidentBytes.WithLabelValues(name, k.Residency()).Sub(float64(n.shapes[name].bytes))
-		}
-	}
-	n.devices = nil
+	return &Node{cfg: cfg, q: q, store: store, log: cfg.Logger, prover: p,
+		inputs: newInputCache(cfg.InputCache), current: map[string]string{}}, nil
 }
 
 // ID is the worker's id.
@@ -165,7 +92,7 @@ func (n *Node) ID() string { return n.cfg.ID }
 func (n *Node) Config() Config { return n.cfg }
 
 // Slots is the number of slots.
-func (n *Node) Slots() int { return len(n.devices) * n.cfg.GPUWorkersPerDevice }
+func (n *Node) Slots() int { return len(n.prover.devices) * n.cfg.GPUWorkersPerDevice }
 
 // Start registers the worker and starts every slot and the heartbeat. The
 // slots run until Stop.
@@ -184,22 +111,20 @@ func (n *Node) Start(ctx context.Context) error {
 		return fmt.Errorf("node: register: %w", err)
 	}
 	var slots []*slotRunner
-	for _, d := range n.devices {
-		for i := 0; i < n.cfg.GPUWorkersPerDevice; i++ {
-			sr := &slotRunner{name: fmt.Sprintf("%s/%s/%d", n.cfg.ID, d.name, i), dev: d, done: make(chan struct{})}
-			qs, err := n.q.NewSlot(queue.SlotConfig{
-				Name:    sr.name,
-				Shapes:  n.cfg.Shapes,
-				Lanes:   n.cfg.Lanes,
-				Handler: n.handler(sr),
-				Logger:  n.log,
-			})
-			if err != nil {
-				return fmt.Errorf("node: slot %s: %w", sr.name, err)
-			}
-			sr.qs = qs
-			slots = append(slots, sr)
+	for _, ps := range n.prover.Slots() {
+		sr := &slotRunner{name: ps.Name(), slot: ps, done: make(chan struct{})}
+		qs, err := n.q.NewSlot(queue.SlotConfig{
+			Name:    sr.name,
+			Shapes:  n.cfg.Shapes,
+			Lanes:   n.cfg.Lanes,
+			Handler: n.handler(sr),
+			Logger:  n.log,
+		})
+		if err != nil {
+			return fmt.Errorf("node: slot %s: %w", sr.name, err)
 		}
+		sr.qs = qs
+		slots = append(slots, sr)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -245,7 +170,7 @@ func (n *Node) Stop(ctx context.Context) error {
 	slots := n.slots
 	n.mu.Unlock()
 	if !started {
-		n.closeDevices()
+		n.prover.Close()
 		return nil
 	}
 
@@ -293,7 +218,7 @@ func (n *Node) Stop(ctx context.Context) error {
 		n.log.Warn("worker: unregister", "err", uerr)
 	}
 	if err == nil {
-		n.closeDevices()
+		n.prover.Close()
 	}
 	n.log.Info("worker: stopped", "id", n.cfg.ID)
 	return err
@@ -321,21 +246,15 @@ func (n *Node) setCurrent(slot, id string) {
 	n.mu.Unlock()
 }
 
-func (n *Node) deviceNames() []string {
-	out := make([]string, len(n.devices))
-	for i, d := range n.devices {
-		out[i] = d.name
-	}
-	return out
-}
+func (n *Node) deviceNames() []string { return n.prover.DeviceNames() }
 
 // registration is the worker's record in Redis now.
 func (n *Node) registration() jobstore.Worker {
 	w := jobstore.Worker{ID: n.cfg.ID, Host: n.cfg.Host, Devices: n.deviceNames(), Slots: n.Slots(),
 		Current: n.Current(), Version: n.cfg.Version}
-	if len(n.devices) > 0 {
+	if len(n.prover.devices) > 0 {
 		for _, name := range n.cfg.Shapes {
-			w.Resident = append(w.Resident, jobstore.Resident{Shape: name, Residency: n.devices[0].keys[name].Residency()})
+			w.Resident = append(w.Resident, jobstore.Resident{Shape: name, Residency: n.prover.Residency(name)})
 		}
 	}
 	return w

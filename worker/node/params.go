@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -16,18 +17,74 @@ import (
 // its shape's circuit; New fails with it, naming the file.
 var ErrParams = errors.New("node: parameters")
 
-// shapeParams is one shape's resident state: compiled circuit, proving key
-// (host copy), prepared verifying key.
-type shapeParams struct {
+// ShapeParams is one shape's resident state on a worker: the compiled
+// partition circuit, the proving key (host copy, loaded onto every device)
+// and the prepared verifying key that checks every partition proof. Make it
+// with LoadShapeParams (a parameters folder, as a worker does at start) or
+// NewShapeParams (parameters made in memory, e.g. by a benchmark).
+type ShapeParams struct {
+	name     string
 	compiled *circuit.Compiled
 	pk       *groth16.ProvingKey
 	pvk      *groth16.PreparedVerifyingKey
-	bytes    int64 // size of the .params file
+	bytes    int64 // size of the .params file (or of the points, for parameters made in memory)
+}
+
+// Name is the shape's name.
+func (sp *ShapeParams) Name() string { return sp.name }
+
+// Compiled is the shape's compiled partition circuit.
+func (sp *ShapeParams) Compiled() *circuit.Compiled { return sp.compiled }
+
+// VerifyingKey is the verifying key of the parameters.
+func (sp *ShapeParams) VerifyingKey() *groth16.VerifyingKey { return &sp.pk.VK }
+
+// Bytes is the size of the parameters: the .params file they were read
+// from, or the bellperson layout's size for parameters made in memory.
+func (sp *ShapeParams) Bytes() int64 { return sp.bytes }
+
+// NewShapeParams checks pk against the shape's compiled circuit (every
+// section's length) and prepares its verifying key: parameters that were
+// made in memory (groth16.Setup) rather than read from a folder. A key that
+// does not fit is an ErrParams error.
+func NewShapeParams(name string, compiled *circuit.Compiled, pk *groth16.ProvingKey) (*ShapeParams, error) {
+	if compiled == nil || pk == nil {
+		return nil, fmt.Errorf("%w: shape %s: NewShapeParams needs a compiled circuit and a proving key", ErrParams, name)
+	}
+	if err := checkFits(pk, compiled.Circuit()); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: the proving key does not fit the shape's circuit: %v", ErrParams, name, err)
+	}
+	pvk, err := groth16.PrepareVerifyingKey(&pk.VK)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: verifying key: %v", ErrParams, name, err)
+	}
+	return &ShapeParams{name: name, compiled: compiled, pk: pk, pvk: pvk, bytes: paramsBytes(pk)}, nil
+}
+
+// paramsBytes is the size of pk in the bellperson .params layout.
+func paramsBytes(pk *groth16.ProvingKey) int64 {
+	const g1, g2 = 96, 192
+	vk := int64(3*g1+3*g2) + 4 + int64(len(pk.VK.IC))*g1
+	return vk + 5*4 + int64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1))*g1 + int64(len(pk.BG2))*g2
+}
+
+// LoadShapeParams compiles the shape's circuit (circuit.ForShape: once per
+// process) and reads, checks and prepares <dir>/<shape>.params exactly as a
+// worker does at start: layout, points (subgroup unless trusted), section
+// lengths against the circuit, the circuit fingerprint beside it when there
+// is one, and the .vk beside it when there is one. Every failure is an
+// ErrParams error naming the file (wrapping circuit.ErrStaleParams for a
+// fingerprint of another circuit, os.ErrNotExist for a missing file).
+func LoadShapeParams(ctx context.Context, name, dir string, trusted bool, log *slog.Logger) (*ShapeParams, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	return loadShape(ctx, Config{ParamsDir: dir, TrustedParams: trusted, Logger: log}, name)
 }
 
 // loadShape compiles the shape's circuit and reads, checks and prepares its
 // parameters.
-func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, error) {
+func loadShape(ctx context.Context, cfg Config, name string) (*ShapeParams, error) {
 	log := cfg.Logger
 	s, err := porep.ShapeByName(name)
 	if err != nil {
@@ -44,7 +101,7 @@ func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, erro
 	path := circuit.ParamsPath(cfg.ParamsDir, name)
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %s: %v (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
+		return nil, fmt.Errorf("%w: shape %s: %s: %w (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
 	}
 	opts := []groth16.ParamsOption{groth16.ParamsProgress(progressLog(log, "worker: reading "+path))}
 	if cfg.TrustedParams {
@@ -85,7 +142,7 @@ func loadShape(ctx context.Context, cfg Config, name string) (*shapeParams, erro
 	}
 	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", time.Since(start).Round(time.Millisecond),
 		"subgroup_checked", !cfg.TrustedParams)
-	return &shapeParams{compiled: compiled, pk: pk, pvk: pvk, bytes: fi.Size()}, nil
+	return &ShapeParams{name: name, compiled: compiled, pk: pk, pvk: pvk, bytes: fi.Size()}, nil
 }
 
 // checkFits compares the key's section lengths with the circuit.

@@ -12,9 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
-	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -54,7 +52,7 @@ func (n *Node) handler(sr *slotRunner) queue.Handler {
 			trace.WithAttributes(
 				telemetry.AttrJob.String(t.JobId), telemetry.AttrPartition.Int(int(t.Partition)),
 				telemetry.AttrAttempt.Int(d.Attempt), telemetry.AttrWorker.String(n.cfg.ID),
-				telemetry.AttrDevice.Int(sr.dev.index), telemetry.AttrShape.String(t.Shape),
+				telemetry.AttrDevice.Int(sr.slot.Device()), telemetry.AttrShape.String(t.Shape),
 				telemetry.AttrLane.String(t.Lane), attribute.String("c2.slot", sr.name)))
 		n.setCurrent(sr.name, id)
 		n.cfg.Metrics.PartitionsInFlight.Inc()
@@ -138,9 +136,7 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 		return nil
 	}
 
-	sp, ok := n.shapes[t.Shape]
-	key := sr.dev.keys[t.Shape]
-	if !ok || key == nil {
+	if _, ok := n.prover.shapes[t.Shape]; !ok {
 		return queue.Retry(fmt.Errorf("worker %s has no parameters for shape %s", n.cfg.ID, t.Shape), n.cfg.RetryDelay)
 	}
 
@@ -158,64 +154,33 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 		return err
 	}
 
-	// Synthesis.
-	if err := n.hook(ctx, StageSynthesize, d); err != nil {
-		return err
-	}
+	// Synthesis, the proof through the device's interlock, verification:
+	// the prover slot's stages, with the hooks before each and the cancel
+	// check at the boundary between synthesis and proving.
 	k := int(t.Partition)
-	sctx, sspan := telemetry.Tracer().Start(ctx, telemetry.SpanSynthesize, trace.WithAttributes(telemetry.AttrShape.String(t.Shape)))
-	start = time.Now()
-	w, err := sp.compiled.Synthesize(sctx, out, k)
-	tm.Synthesis = time.Since(start)
-	telemetry.RecordFailure(sspan, err)
-	sspan.End()
-	switch {
-	case err != nil && (errors.Is(err, circuit.ErrInvalidInput) || errors.Is(err, circuit.ErrUnsatisfied)):
-		return queue.Permanent(fmt.Errorf("synthesize partition %d: %w", k, err))
-	case err != nil:
-		return fmt.Errorf("synthesize partition %d: %w", k, err)
+	pr, err := sr.slot.ProvePartition(ctx, t.Shape, out, k, func(ctx context.Context, stage string) error {
+		if stage == StageProve {
+			if err := n.checkOpen(ctx, t.JobId); err != nil {
+				return err
+			}
+		}
+		return n.hook(ctx, stage, d)
+	})
+	tm.Synthesis, tm.LockWait, tm.Prove, tm.Verify = pr.Synthesis, pr.LockWait, pr.Prove, pr.Verify
+	if se := (*StageError)(nil); errors.As(err, &se) {
+		switch {
+		case se.Stage == StageSynthesize && (errors.Is(se.Err, circuit.ErrInvalidInput) || errors.Is(se.Err, circuit.ErrUnsatisfied)):
+			return queue.Permanent(se.Err)
+		case se.Stage == StageProve && errors.Is(se.Err, interlock.ErrExceedsBudget),
+			se.Stage == StageVerify: // another attempt may land on another device
+			return queue.Retry(se.Err, n.cfg.RetryDelay)
+		}
+		return se.Err
 	}
-	m.StageSeconds.WithLabelValues(telemetry.StageSynthesize).Observe(tm.Synthesis.Seconds())
-	if err := n.checkOpen(ctx, t.JobId); err != nil {
-		return err
-	}
-
-	// Prove, through the device's interlock.
-	if err := n.hook(ctx, StageProve, d); err != nil {
-		return err
-	}
-	rnd, err := groth16.NewRandomness()
 	if err != nil {
 		return err
 	}
-	start = time.Now()
-	proof, rep, err := sr.dev.lock.Prove(ctx, key, w, rnd, sr.name)
-	wall := time.Since(start)
-	w = nil // the witness is the biggest allocation of a partition: let it go before verifying
-	tm.LockWait = rep.LockWait
-	tm.Prove = wall - rep.LockWait
-	switch {
-	case errors.Is(err, interlock.ErrExceedsBudget):
-		return queue.Retry(err, n.cfg.RetryDelay)
-	case err != nil:
-		return fmt.Errorf("prove partition %d on %s: %w", k, sr.dev.name, err)
-	}
-	m.StageSeconds.WithLabelValues(telemetry.StageProve).Observe(tm.Prove.Seconds())
-
-	// Verify against the natively computed public inputs.
-	if err := n.hook(ctx, StageVerify, d); err != nil {
-		return err
-	}
-	_, vspan := telemetry.Tracer().Start(ctx, telemetry.SpanVerify)
-	start = time.Now()
-	verr := n.verify(sp, out, k, proof)
-	tm.Verify = time.Since(start)
-	telemetry.RecordFailure(vspan, verr)
-	vspan.End()
-	if verr != nil {
-		return queue.Retry(fmt.Errorf("%w: partition %d on %s: %w", ErrProofInvalid, k, sr.dev.name, verr), n.cfg.RetryDelay)
-	}
-	m.StageSeconds.WithLabelValues(telemetry.StageVerify).Observe(tm.Verify.Seconds())
+	proof := pr.Proof
 
 	// Record the result (fenced) and hand the job to the assembler when it
 	// was the last partition.
@@ -271,14 +236,6 @@ func (n *Node) checkOpen(ctx context.Context, job string) error {
 		return fmt.Errorf("%w: %s", errJobClosed, state)
 	}
 	return nil
-}
-
-func (n *Node) verify(sp *shapeParams, out *c1.Output, k int, proof *groth16.Proof) error {
-	inputs, err := circuit.PublicInputs(out, k)
-	if err != nil {
-		return fmt.Errorf("public inputs: %w", err)
-	}
-	return sp.pvk.Verify(proof, inputs)
 }
 
 // panicLocation is the file:line where the recovered panic happened: the

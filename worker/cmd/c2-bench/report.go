@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is everything one invocation measured (the -json file).
+type Report struct {
+	Tool      string    `json:"tool"`
+	Started   time.Time `json:"started"`
+	Args      []string  `json:"args"`
+	Host      Host      `json:"host"`
+	Shape     string    `json:"shape"`
+	Input     Input     `json:"input"`
+	Circuit   Circuit   `json:"circuit"`
+	Params    Params    `json:"params"`
+	Backend   Backend   `json:"backend"`
+	Runs      []*Run    `json:"runs"`
+	Notes     []string  `json:"notes"`
+	Verified  bool      `json:"all_verified"`
+	Proofs    int       `json:"proofs"`
+	Failures  int       `json:"failures"`
+	TotalWall float64   `json:"total_wall_s"`
+}
+
+// Host describes the machine and the process settings.
+type Host struct {
+	Hostname    string `json:"hostname"`
+	CPUs        int    `json:"cpus"`
+	GOMAXPROCS  int    `json:"gomaxprocs"`
+	MemTotal    int64  `json:"mem_total_bytes"`
+	MemoryLimit int64  `json:"go_memory_limit_bytes"`
+	GoVersion   string `json:"go_version"`
+	Revision    string `json:"vcs_revision,omitempty"`
+}
+
+// Input is the C1 output the partitions come from.
+type Input struct {
+	// Kind is "sparse" (sealer.WriteSparseC1: a BENCHMARK INPUT, not a
+	// sealed sector) or "file" (-c1).
+	Kind      string  `json:"kind"`
+	Label     string  `json:"label"`
+	Path      string  `json:"path,omitempty"`
+	Seed      uint64  `json:"seed,omitempty"`
+	Bytes     int64   `json:"bytes"`
+	Seconds   float64 `json:"seconds"`
+	CommR     string  `json:"comm_r"`
+	Partition int     `json:"partitions_in_c1"`
+}
+
+// Circuit is the compiled partition circuit.
+type Circuit struct {
+	Constraints int     `json:"constraints"`
+	Inputs      int     `json:"inputs"`
+	Aux         int     `json:"aux"`
+	Domain      int     `json:"domain"`
+	ADensity    float64 `json:"a_density_aux"`
+	BDensity    float64 `json:"b_density_aux"`
+	// CompileSeconds is this run's wall time for circuit.ForShape (0 when
+	// the process had compiled it already); CompiledIn the compiler's own.
+	CompileSeconds float64 `json:"compile_s"`
+	CompiledIn     float64 `json:"compiled_in_s"`
+	Peaks          Peaks   `json:"peaks"`
+	// HeapAfter is the live Go heap after compiling (after a GC): what the
+	// compiled circuit keeps, plus the C1 output.
+	HeapAfter int64 `json:"heap_after_bytes"`
+}
+
+// Params says where the Groth16 parameters came from.
+type Params struct {
+	// Source is "read" (-params-dir) or "generated" (in memory).
+	Source     string  `json:"source"`
+	Dir        string  `json:"dir,omitempty"`
+	Why        string  `json:"why"`
+	ToxicWaste string  `json:"toxic_waste,omitempty"`
+	FixedBase  string  `json:"fixed_base,omitempty"`
+	Seconds    float64 `json:"seconds"`
+	Written    bool    `json:"written"`
+	WriteSecs  float64 `json:"write_s,omitempty"`
+	Bytes      int64   `json:"bytes"`
+	Peaks      Peaks   `json:"peaks"`
+	HeapAfter  int64   `json:"heap_after_bytes"`
+}
+
+// Backend is the prover as the worker selected it.
+type Backend struct {
+	Name      string   `json:"name"`
+	Why       string   `json:"why"`
+	Devices   []string `json:"devices"`
+	Residency string   `json:"residency"`
+	// LoadSeconds is NewProver: the parameters loaded onto every device.
+	LoadSeconds float64 `json:"load_s"`
+	// VRAMParams is the device memory the loaded parameters took per
+	// device (drop of free memory across the load); nil without a GPU.
+	VRAMParams map[int]int64 `json:"vram_params_bytes,omitempty"`
+	VRAMNote   string        `json:"vram_note"`
+	// SynthesisCPUNote says how synthesis CPU time is measured.
+	SynthesisCPUNote string `json:"synthesis_cpu_note"`
+}
+
+// Run is one configuration proving the job.
+type Run struct {
+	Name             string   `json:"name"`
+	Interlock        string   `json:"interlock"`
+	WorkersPerDevice int      `json:"gpu_workers_per_device"`
+	Devices          []string `json:"devices"`
+	Slots            int      `json:"slots"`
+	VRAMBudget       int64    `json:"vram_budget_bytes"`
+	Partitions       int      `json:"partitions"`
+	Verified         int      `json:"verified"`
+	Failed           int      `json:"failed"`
+
+	Wall           float64 `json:"wall_s"`
+	Throughput     float64 `json:"partitions_per_min"`
+	LatencyMedian  float64 `json:"latency_median_s"`
+	LatencyMax     float64 `json:"latency_max_s"`
+	SynthMedian    float64 `json:"synthesis_median_s"`
+	SynthCPUMedian float64 `json:"synthesis_core_s_median"`
+	// SynthCPUExact: the median is over partitions whose synthesis ran
+	// with no other partition in flight, so its CPU time is its own; false
+	// when every synthesis overlapped other work (an upper bound then).
+	SynthCPUExact  bool    `json:"synthesis_core_s_exact"`
+	DeviceMedian   float64 `json:"device_s_median"`
+	UploadMedian   float64 `json:"upload_s_median"`
+	ComputeMedian  float64 `json:"compute_s_median"`
+	LockWaitMedian float64 `json:"lock_wait_median_s"`
+	LockWaitMax    float64 `json:"lock_wait_max_s"`
+	LockWaitTotal  float64 `json:"lock_wait_total_s"`
+	VerifyMedian   float64 `json:"verify_median_s"`
+	// DeviceBusy is Σ(upload + compute) / (wall × devices): how busy the
+	// devices' proving stages kept them.
+	DeviceBusy float64 `json:"device_busy_fraction"`
+	// CoreSeconds is the process's CPU time over the run per partition
+	// (every stage, every thread); CoresUsed its average over the wall.
+	CoreSeconds float64 `json:"process_core_s_per_partition"`
+	CoresUsed   float64 `json:"cores_used_avg"`
+	// VRAMTaskPeak is the largest sum of Task.DeviceBytes held at once on
+	// one device (upload start → epilogue end), from the interlock's
+	// events: what proofs in flight allocate beside the parameters.
+	VRAMTaskPeak int64 `json:"vram_task_peak_bytes"`
+	Peaks        Peaks `json:"peaks"`
+
+	PartitionsDetail []*Partition `json:"partitions_detail"`
+}
+
+// Partition is one proved partition of a run.
+type Partition struct {
+	Index     int    `json:"index"`     // order in the job
+	Partition int    `json:"partition"` // partition of the C1 output
+	Slot      string `json:"slot"`
+	Device    int    `json:"device"`
+
+	Start    float64 `json:"start_s"` // since the run's start: synthesis starts
+	End      float64 `json:"end_s"`   // verified (or failed)
+	Latency  float64 `json:"latency_s"`
+	Synth    float64 `json:"synthesis_s"`
+	SynthCPU float64 `json:"synthesis_core_s"`
+	// Overlapped: another partition was in flight during this synthesis,
+	// so SynthCPU includes its work too.
+	Overlapped  bool    `json:"synthesis_overlapped"`
+	LockWait    float64 `json:"lock_wait_s"`
+	Prove       float64 `json:"prove_s"`
+	Prepare     float64 `json:"prepare_s"`
+	Upload      float64 `json:"upload_s"`
+	Compute     float64 `json:"compute_s"`
+	Finish      float64 `json:"finish_s"`
+	DeviceS     float64 `json:"device_s"` // upload + compute
+	H           float64 `json:"h_s,omitempty"`
+	MSMH        float64 `json:"msm_h_s,omitempty"`
+	MSML        float64 `json:"msm_l_s,omitempty"`
+	MSMA        float64 `json:"msm_a_s,omitempty"`
+	MSMBG1      float64 `json:"msm_b_g1_s,omitempty"`
+	MSMBG2      float64 `json:"msm_b_g2_s,omitempty"`
+	DeviceBytes int64   `json:"device_bytes"`
+	Verify      float64 `json:"verify_s"`
+	Verified    bool    `json:"verified"`
+	Error       string  `json:"error,omitempty"`
+
+	start, uploadStart, taskEnd time.Time
+	synthCPU0                   time.Duration
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	} else {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+}
+
+func gib(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(b)/(1<<30))
+}
+
+func secs(d time.Duration) float64 { return d.Seconds() }
+
+// printTable writes the runs' table and the notes to w.
+func printTable(w io.Writer, r *Report) {
+	fmt.Fprintf(w, "c2-bench: shape %s, %s; backend %s %v (%s)\n", r.Shape, r.Input.Label, r.Backend.Name, r.Backend.Devices, r.Backend.Residency)
+	fmt.Fprintf(w, "circuit %d constraints (compile %.1fs, peak heap %s GiB); params %s in %.1fs (%s GiB)\n",
+		r.Circuit.Constraints, r.Circuit.CompileSeconds, gib(r.Circuit.Peaks.Heap), r.Params.Source, r.Params.Seconds, gib(r.Params.Bytes))
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "interlock\tw/dev\tslots\tparts\twall s\tparts/min\tlat med s\tlat max s\tsynth s\tsynth core-s\tdev s/part\tupload s\tcompute s\twait med s\twait max s\tdev busy\tRSS/live peak GiB\tVRAM peak GiB\tverified\t")
+	for _, run := range r.Runs {
+		core := fmt.Sprintf("%.1f", run.SynthCPUMedian)
+		if !run.SynthCPUExact {
+			core = "≤" + core
+		}
+		vram := "-"
+		if len(run.Peaks.VRAMUsed) > 0 {
+			var parts []string
+			for _, d := range sortedKeys(run.Peaks.VRAMUsed) {
+				parts = append(parts, gib(run.Peaks.VRAMUsed[d]))
+			}
+			vram = strings.Join(parts, "/")
+		} else if run.VRAMTaskPeak > 0 {
+			vram = "tasks " + gib(run.VRAMTaskPeak)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f%%\t%s\t%s\t%d/%d\t\n",
+			run.Interlock, run.WorkersPerDevice, run.Slots, run.Partitions, run.Wall, run.Throughput, run.LatencyMedian, run.LatencyMax,
+			run.SynthMedian, core, run.DeviceMedian, run.UploadMedian, run.ComputeMedian, run.LockWaitMedian, run.LockWaitMax,
+			100*run.DeviceBusy, gib(max(run.Peaks.RSSHWM, run.Peaks.RSSSampled))+"/"+gib(run.Peaks.HeapLive), vram, run.Verified, run.Partitions)
+	}
+	tw.Flush()
+	for _, n := range r.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
+}
+
+func sortedKeys(m map[int]int64) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func writeJSON(path string, r *Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}

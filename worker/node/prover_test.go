@@ -1,0 +1,106 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/worker/interlock"
+	"github.com/c2cluster/c2cluster/worker/node"
+)
+
+// The prover without queue or store (what worker/cmd/c2-bench drives):
+// parameters from memory and from the folder, slots per device, the
+// stages in order through the interlock, a proof that verifies, and a
+// tampered input failing its synthesis stage as a StageError.
+func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
+	pk := params(t)
+	ctx := context.Background()
+	shape, err := porep.ShapeByName(testShape)
+	require.NoError(t, err)
+	compiled, err := circuit.ForShape(shape)
+	require.NoError(t, err)
+
+	_, err = node.NewShapeParams(testShape, compiled, &groth16.ProvingKey{VK: pk.VK})
+	require.ErrorIs(t, err, node.ErrParams)
+	fromFolder, err := node.LoadShapeParams(ctx, testShape, paramsDir, true, nil)
+	require.NoError(t, err)
+	require.Equal(t, pk.VK.AlphaG1, fromFolder.VerifyingKey().AlphaG1)
+	_, err = node.LoadShapeParams(ctx, testShape, t.TempDir(), true, nil)
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	sp, err := node.NewShapeParams(testShape, compiled, pk)
+	require.NoError(t, err)
+	require.Equal(t, testShape, sp.Name())
+	require.Equal(t, fromFolder.Bytes(), sp.Bytes(), "the size of the .params layout")
+	var events []interlock.Event
+	p, err := node.NewProver(ctx, node.Config{ID: "bench", Backend: "cpu", Interlock: "exclusive",
+		Observer: func(e interlock.Event) { events = append(events, e) }}, sp)
+	require.NoError(t, err)
+	defer p.Close()
+	require.Equal(t, "cpu", p.Backend())
+	require.Equal(t, []string{"cpu0"}, p.DeviceNames())
+	require.Equal(t, 1, p.WorkersPerDevice(), "the CPU backend's default")
+	require.Equal(t, "host", p.Residency(testShape))
+
+	require.ErrorContains(t, p.SetInterlock("turbo", 1, 0), "turbo")
+	require.ErrorContains(t, p.SetInterlock(interlock.ModeNone, 1000, 0), "exceeds")
+	require.NoError(t, p.SetInterlock(interlock.ModeCompute, 2, 0))
+	slots := p.Slots()
+	require.Len(t, slots, 2)
+	require.Equal(t, "bench/cpu0/1", slots[1].Name())
+	require.Equal(t, interlock.ModeCompute, p.Interlock())
+
+	out, err := c1.ParseBytes(sealedC1(t, 7))
+	require.NoError(t, err)
+	var stages []string
+	res, err := slots[1].ProvePartition(ctx, testShape, out, 1, func(_ context.Context, stage string) error {
+		stages = append(stages, stage)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{node.StageSynthesize, node.StageProve, node.StageVerify}, stages)
+	in, err := circuit.PublicInputs(out, 1)
+	require.NoError(t, err)
+	require.NoError(t, groth16.Verify(&pk.VK, res.Proof, in))
+	require.Positive(t, res.Synthesis)
+	require.Positive(t, res.Prove)
+	require.Positive(t, res.Verify)
+	require.Positive(t, res.Interlock.Backend.Compute)
+	acquired := 0
+	for _, e := range events {
+		require.Equal(t, "bench/cpu0/1", e.Who)
+		if e.Kind == interlock.EventAcquired {
+			require.Equal(t, interlock.LockCompute, e.Lock, "the interlock set by SetInterlock")
+			acquired++
+		}
+	}
+	require.Equal(t, 1, acquired)
+
+	// A hook's error is returned as it is.
+	stop := errors.New("stop here")
+	_, err = slots[0].ProvePartition(ctx, testShape, out, 0, func(_ context.Context, stage string) error {
+		if stage == node.StageProve {
+			return stop
+		}
+		return nil
+	})
+	require.Equal(t, stop, err)
+
+	// A tampered path hash: the witness fits, the circuit's checks fail.
+	bad, err := c1.ParseBytes(tamperPath(t, sealedC1(t, 7)))
+	require.NoError(t, err)
+	_, err = slots[0].ProvePartition(ctx, testShape, bad, 1, nil)
+	var se *node.StageError
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, node.StageSynthesize, se.Stage)
+	require.ErrorIs(t, err, circuit.ErrUnsatisfied)
+}
