@@ -140,17 +140,25 @@ func (c *Circuit) Solve(w witness.Witness, opts ...solver.Option) (*Synthesized,
 	if !ok {
 		return nil, fmt.Errorf("groth16: solve: unexpected solution type %T", res)
 	}
-	wires := []fr.Element(sol.W)
-	if len(wires) != c.nbInputs+c.nbAux || len(sol.A) != c.nbConstraints {
-		return nil, fmt.Errorf("groth16: solve: solver returned %d wires and %d constraints, want %d and %d",
-			len(wires), len(sol.A), c.nbInputs+c.nbAux, c.nbConstraints)
+	return c.Synthesized(sol.W, sol.A, sol.B, sol.C)
+}
+
+// Synthesized wraps a solution of the circuit obtained some other way than
+// Solve (one wire value per wire, in gnark's order, and the A, B, C
+// evaluation of every constraint) as Solve does: Input and Aux alias wires,
+// and A, B, C get the input rows appended, in place when their capacity
+// allows (DomainSize does; Solve's solver vectors do not, so it copies).
+func (c *Circuit) Synthesized(wires, a, b, cv []fr.Element) (*Synthesized, error) {
+	if len(wires) != c.nbInputs+c.nbAux || len(a) != c.nbConstraints || len(b) != c.nbConstraints || len(cv) != c.nbConstraints {
+		return nil, fmt.Errorf("groth16: solution of %d wires and %d/%d/%d constraint evaluations, want %d and %d",
+			len(wires), len(a), len(b), len(cv), c.nbInputs+c.nbAux, c.nbConstraints)
 	}
 	input := wires[:c.nbInputs:c.nbInputs]
 	s := &Synthesized{
 		NumConstraints: c.nbConstraints,
-		A:              withInputRows(sol.A, input, true),
-		B:              withInputRows(sol.B, input, false),
-		C:              withInputRows(sol.C, input, false),
+		A:              withInputRows(a, input, true),
+		B:              withInputRows(b, input, false),
+		C:              withInputRows(cv, input, false),
 		Input:          input,
 		Aux:            wires[c.nbInputs:],
 		ADensityAux:    c.aDensityAux,

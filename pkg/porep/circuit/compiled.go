@@ -32,6 +32,12 @@ type Compiled struct {
 	params  Params
 	circuit *groth16.Circuit
 	compile time.Duration
+	// templates are the compiled head and challenge templates and where
+	// their uses lie, and turned the constraints balanceB turned: what
+	// Synthesize solves per template use (nil when compiled whole with the
+	// frontend: Synthesize then runs gnark's solver on the whole system).
+	templates *replayed
+	turned    turnedSet
 
 	fingerprintOnce sync.Once
 	fingerprint     string
@@ -65,6 +71,9 @@ type options struct {
 	// instead of assembling it from templates: the tests' oracle (and the
 	// way it was done before; ~400 B of heap per constraint at its peak).
 	frontend bool
+	// wholeSolve makes Synthesize run gnark's solver on the whole partition
+	// system (as before the per-template solve; the tests' oracle).
+	wholeSolve bool
 }
 
 // WithProgress reports long stages (compiling, solving) to p.
@@ -140,17 +149,19 @@ func Compile(p Params, opts ...Option) (*Compiled, error) {
 	o.progress(stage, 0, total)
 	start := time.Now()
 	var r *cs.R1CS
+	var tmpl *replayed
 	var err error
 	if o.frontend {
 		r, err = compileFrontend(p)
 	} else {
-		r, err = assemble(p, func(done int) { o.progress(stage, int64(done), total) })
+		r, tmpl, err = assemble(p, func(done int) { o.progress(stage, int64(done), total) })
 	}
 	if err != nil {
 		return nil, err
 	}
+	turned := turnedSet{bits: make([]uint64, (r.GetNbConstraints()+63)/64)}
 	if !o.keepB {
-		balanceB(r)
+		turned = balanceBTurned(r)
 	}
 	gc, err := groth16.NewCircuit(r)
 	if err != nil {
@@ -160,7 +171,7 @@ func Compile(p Params, opts ...Option) (*Compiled, error) {
 		return nil, fmt.Errorf("circuit: compile %q: %d public inputs, want %d", p.Name, got, p.NumPublic())
 	}
 	o.progress(stage, total, total)
-	return &Compiled{params: p, circuit: gc, compile: time.Since(start)}, nil
+	return &Compiled{params: p, circuit: gc, compile: time.Since(start), templates: tmpl, turned: turned}, nil
 }
 
 // Params returns the circuit's dimensions.

@@ -10,6 +10,9 @@ import (
 // balanceB rewrites the compiled R1CS so that as few private variables as it
 // can manage appear in the B matrix, and returns how many constraints it
 // turned around.
+func balanceB(r *cs.R1CS) int { return balanceBTurned(r).count }
+
+// balanceBTurned is balanceB returning which constraints it turned.
 //
 // A constraint L·R = O holds just as well as R·L = O, and which side is B is
 // a free choice; but every variable in some B row costs a point in the
@@ -26,7 +29,7 @@ import (
 // the same matrices. gnark's solver treats L and R alike, so solving is
 // unchanged; only the solver's A and B evaluation vectors trade places for
 // the turned constraints, consistently with the matrices.
-func balanceB(r *cs.R1CS) int {
+func balanceBTurned(r *cs.R1CS) turnedSet {
 	nIn := uint32(r.GetNbPublicVariables())
 	nW := int(nIn) + r.GetNbSecretVariables() + r.GetNbInternalVariables()
 	isR1C := make([]bool, len(r.Blueprints))
@@ -105,18 +108,29 @@ func balanceB(r *cs.R1CS) int {
 	return swapSides(r, idx, turned)
 }
 
+// turnedSet is the set of constraints (by constraint index) whose L and R
+// sides balanceB swapped.
+type turnedSet struct {
+	bits  []uint64
+	count int
+}
+
+func (t *turnedSet) has(i int) bool { return t.bits[i>>6]&(1<<(i&63)) != 0 }
+
 // swapSides swaps the L and R sides, in place in the calldata, of every
-// constraint k with turned[k] (idx[k] is its instruction), and returns how
-// many it swapped.
-func swapSides(r *cs.R1CS, idx []uint32, turned []bool) int {
-	n := 0
+// constraint k with turned[k] (idx[k] is its instruction), and returns the
+// set it swapped.
+func swapSides(r *cs.R1CS, idx []uint32, turned []bool) turnedSet {
+	set := turnedSet{bits: make([]uint64, (r.GetNbConstraints()+63)/64)}
 	var buf []uint32
 	for k, t := range turned {
 		if !t {
 			continue
 		}
-		n++
 		pi := r.Instructions[idx[k]]
+		c := pi.ConstraintOffset // an R1C instruction is one constraint
+		set.bits[c>>6] |= 1 << (c & 63)
+		set.count++
 		cd := r.CallData[pi.StartCallData:]
 		nl, nr := int(cd[1]), int(cd[2])
 		l := cd[4 : 4+2*nl]
@@ -125,7 +139,7 @@ func swapSides(r *cs.R1CS, idx []uint32, turned []bool) int {
 		copy(cd[4:], buf)
 		cd[1], cd[2] = uint32(nr), uint32(nl)
 	}
-	return n
+	return set
 }
 
 // sides reads the private wires of an R1C's L and R sides from its

@@ -166,7 +166,7 @@ func balanceBReference(r *cs.R1CS) int {
 		}
 	}
 
-	return swapSides(r, idx, turned)
+	return swapSides(r, idx, turned).count
 }
 
 // withoutCommon removes from both lists the wires that appear in both.

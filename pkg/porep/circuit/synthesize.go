@@ -3,19 +3,42 @@ package circuit
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/consensys/gnark-crypto/ecc"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/backend/witness"
+	cs "github.com/consensys/gnark/constraint/bls12-381"
+	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 )
 
+// withWholeSolve makes Synthesize run gnark's solver on the whole partition
+// system instead of per template use: the tests' oracle.
+func withWholeSolve() Option { return func(o *options) { o.wholeSolve = true } }
+
 // Synthesize builds the witness of partition k of a C1 output and solves the
-// circuit with it (gnark's solver, on all cores), returning the synthesized
-// instance the Groth16 backends prove. out must be of this circuit's shape.
+// circuit with it, returning the synthesized instance the Groth16 backends
+// prove. out must be of this circuit's shape.
+//
+// It does not run gnark's solver on the whole partition system (whose
+// parallel solver scales badly on it: a shared counter per solved wire and a
+// barrier per level). The system is the replay of two templates (template.go),
+// so it solves the head template once, then the challenge template once per
+// challenge, the challenges concurrently on GOMAXPROCS goroutines, each solve
+// single-threaded, and scatters each solution to the wires and constraints
+// its use was renamed to (then swaps A and B of the constraints balanceB
+// turned). The result is what gnark's solver returns on the whole system,
+// byte for byte (TestSynthesizePerTemplate).
 //
 // Errors: ErrInvalidInput when the C1 output does not fit the shape,
 // ErrUnsatisfied when it fits but some check of the vanilla proof fails
-// (both permanent), ctx.Err() when ctx ends first. The solver itself cannot
-// be interrupted; ctx is checked before and after it.
+// (both permanent), ctx.Err() when ctx ends first (checked between template
+// solves).
 func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts ...Option) (*groth16.Synthesized, error) {
 	o := collect(opts)
 	if err := ctx.Err(); err != nil {
@@ -31,13 +54,128 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 		return nil, err
 	}
 	o.progress("circuit: solve", 0, 1)
-	s, err := c.circuit.Solve(wit)
+	var s *groth16.Synthesized
+	if c.templates == nil || o.wholeSolve {
+		s, err = c.circuit.Solve(wit)
+		if err != nil {
+			err = fmt.Errorf("%w: shape %s partition %d: %v", ErrUnsatisfied, c.params.Name, k, err)
+		}
+	} else {
+		s, err = c.solveTemplates(ctx, wit, k)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s partition %d: %v", ErrUnsatisfied, c.params.Name, k, err)
+		return nil, err
 	}
 	o.progress("circuit: solve", 1, 1)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// solveTemplates solves the partition system per template use (see
+// Synthesize) on a full partition witness.
+func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k int) (*groth16.Synthesized, error) {
+	t := c.templates
+	gc := c.circuit
+	r := gc.R1CS()
+	vec, ok := wit.Vector().(fr.Vector)
+	if !ok || len(vec) != len(r.Public)-1+len(r.Secret) {
+		return nil, fmt.Errorf("circuit: solve: witness is %T of %d values, want %d BLS12-381 values", wit.Vector(), len(vec), len(r.Public)-1+len(r.Secret))
+	}
+	// The partition's vectors, allocated once; each template use writes
+	// its own disjoint ranges. A, B, C have room for the input rows
+	// (groth16's Synthesized appends them in place).
+	wires := make([]fr.Element, gc.NumInputs()+gc.NumAux())
+	wires[0].SetOne()
+	copy(wires[1:], vec)
+	nc, dom := gc.NumConstraints(), gc.DomainSize()
+	a := make([]fr.Element, nc, dom)
+	b := make([]fr.Element, nc, dom)
+	cv := make([]fr.Element, nc, dom)
+
+	// solve solves one template use whose input wires are all known and
+	// scatters its solution.
+	solve := func(sys *cs.R1CS, u *templateUse, what string) error {
+		nIn := len(u.in)
+		values := make(chan any, nIn)
+		for _, w := range u.in[1:] { // in[0] is the constant one, not in a witness
+			values <- wires[w]
+		}
+		close(values)
+		tw, err := witness.New(ecc.BLS12_381.ScalarField())
+		if err == nil {
+			err = tw.Fill(len(sys.Public)-1, len(sys.Secret), values)
+		}
+		if err != nil {
+			return fmt.Errorf("circuit: solve %s: witness: %w", what, err)
+		}
+		res, err := sys.Solve(tw, solver.WithNbTasks(1))
+		if err != nil {
+			return fmt.Errorf("%w: shape %s partition %d %s: %v", ErrUnsatisfied, c.params.Name, k, what, err)
+		}
+		sol, ok := res.(*cs.R1CSSolution)
+		if !ok || len(sol.W) != nIn+sys.NbInternalVariables || len(sol.A) != sys.NbConstraints {
+			return fmt.Errorf("circuit: solve %s: unexpected solution %T", what, res)
+		}
+		copy(wires[u.wire0:], sol.W[nIn:])
+		end := u.cons0 + sys.NbConstraints
+		copy(a[u.cons0:end], sol.A)
+		copy(b[u.cons0:end], sol.B)
+		copy(cv[u.cons0:end], sol.C)
+		for i := u.cons0; i < end; i++ {
+			if c.turned.has(i) {
+				a[i], b[i] = b[i], a[i]
+			}
+		}
+		return nil
+	}
+
+	// The head first: the challenges read its replica bits.
+	if err := solve(t.head, &t.headUse, "head"); err != nil {
+		return nil, err
+	}
+	n := len(t.chalUses)
+	errs := make([]error, n)
+	var next atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				j := int(next.Add(1) - 1)
+				if j >= n {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					errs[j] = err
+					failed.Store(true)
+					return
+				}
+				if err := solve(t.chal, &t.chalUses[j], fmt.Sprintf("challenge %d", j)); err != nil {
+					errs[j] = err
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := firstErr(errs); err != nil {
+		return nil, err
+	}
+	return gc.Synthesized(wires, a, b, cv)
+}
+
+// firstErr is the first non-nil error of errs (the lowest challenge that
+// failed among those solved).
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

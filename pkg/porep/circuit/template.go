@@ -228,13 +228,31 @@ func newReplayer(dst *cs.R1CS) (*replayer, error) {
 	return rp, nil
 }
 
+// templateUse is where one replay of a template lies in the partition
+// system: what Synthesize needs to solve the template on its own and
+// scatter the solution (synthesize.go).
+type templateUse struct {
+	in    []uint32 // template input wire k → partition wire (in[0] is the constant one)
+	wire0 uint32   // partition id of the template's first internal wire
+	cons0 int      // partition index of the template's first constraint
+}
+
+// replayed is what assemble keeps of its templates for Synthesize: each
+// template's own compiled system and its uses, in replay order.
+type replayed struct {
+	head, chal *cs.R1CS
+	headUse    templateUse
+	chalUses   []templateUse // one per challenge
+}
+
 // replay appends one use of t: its input wire k becomes in[k], its internal
 // wire k the partition's next internal wire (allocated contiguously, at the
 // points where the template allocated them), its coefficients are t.cid's.
-func (rp *replayer) replay(t *template, in []uint32) error {
+// It returns where the use lies (with a copy of in).
+func (rp *replayer) replay(t *template, in []uint32) (templateUse, error) {
 	dst := rp.dst
 	if len(in) != t.nIn {
-		return fmt.Errorf("circuit: assembly: template %s has %d input wires, %d mapped", t.name, t.nIn, len(in))
+		return templateUse{}, fmt.Errorf("circuit: assembly: template %s has %d input wires, %d mapped", t.name, t.nIn, len(in))
 	}
 	nIn := uint32(t.nIn)
 	base := uint32(dst.GetNbPublicVariables() + dst.GetNbSecretVariables() + dst.GetNbInternalVariables())
@@ -261,6 +279,7 @@ func (rp *replayer) replay(t *template, in []uint32) error {
 		}
 	}
 	nc := dst.GetNbConstraints()
+	use := templateUse{in: slices.Clone(in), wire0: base, cons0: nc}
 	src := &t.sys.System
 	for _, pi := range src.Instructions {
 		for want := pi.WireOffset - nIn; allocated < want; allocated++ {
@@ -284,14 +303,14 @@ func (rp *replayer) replay(t *template, in []uint32) error {
 			}
 			out := &rp.hint.OutputRange
 			if out.Start < nIn || out.End > pi.WireOffset || out.Start > out.End {
-				return fmt.Errorf("circuit: assembly: template %s: hint outputs %d..%d are not internal wires allocated before it", t.name, out.Start, out.End)
+				return templateUse{}, fmt.Errorf("circuit: assembly: template %s: hint outputs %d..%d are not internal wires allocated before it", t.name, out.Start, out.End)
 			}
 			out.Start, out.End = base+(out.Start-nIn), base+(out.End-nIn)
 			rp.hintBP.CompressHint(rp.hint, &rp.buf)
 			bID = rp.bHint
 		}
 		if bad != nil {
-			return bad
+			return templateUse{}, bad
 		}
 		dst.AddInstruction(bID, rp.buf)
 	}
@@ -299,9 +318,9 @@ func (rp *replayer) replay(t *template, in []uint32) error {
 		dst.AddInternalVariable()
 	}
 	if got := dst.GetNbConstraints() - nc; got != src.NbConstraints {
-		return fmt.Errorf("circuit: assembly: template %s added %d constraints, it has %d", t.name, got, src.NbConstraints)
+		return templateUse{}, fmt.Errorf("circuit: assembly: template %s added %d constraints, it has %d", t.name, got, src.NbConstraints)
 	}
-	return nil
+	return use, nil
 }
 
 // inputNames returns the names gnark gives the public and secret inputs of
@@ -323,14 +342,15 @@ func inputNames(c frontend.Circuit) (public, secret []string, err error) {
 
 // assemble builds the partition R1CS of p from its head and challenge
 // templates. It reports progress(1) when the templates are compiled and
-// progress(2+j) when challenge j is assembled.
-func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
+// progress(2+j) when challenge j is assembled. It also returns the templates
+// and their uses, for Synthesize.
+func assemble(p Params, progress func(done int)) (*cs.R1CS, *replayed, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("circuit: assemble %q: %s", p.Name, fmt.Sprintf(format, a...))
 	}
 	pubNames, secNames, err := inputNames(newPartitionCircuit(p))
 	if err != nil {
-		return nil, bad("%v", err)
+		return nil, nil, bad("%v", err)
 	}
 	nPub := 1 + len(pubNames) // with the constant one
 	nSec := len(secNames)
@@ -340,10 +360,10 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 	head := &headCircuit{Public: make([]frontend.Variable, p.NumPublic())}
 	hs, err := compileR1CS(fmt.Sprintf("%q head", p.Name), head)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if hs.GetNbPublicVariables() != nPub || !slices.Equal(hs.Public[1:], pubNames) || !slices.Equal(hs.Secret, secNames[:2]) {
-		return nil, bad("head inputs %v %v do not open the partition's", hs.Public, hs.Secret)
+		return nil, nil, bad("head inputs %v %v do not open the partition's", hs.Public, hs.Secret)
 	}
 	headIn := uint32(nPub + 2)
 	// The replica bits are head wires: in the challenge template they are
@@ -354,7 +374,7 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 	for _, b := range head.replica {
 		if b.constant == nil {
 			if b.wire < headIn {
-				return nil, bad("replica bit is input wire %d of the head, want an internal wire", b.wire)
+				return nil, nil, bad("replica bit is input wire %d of the head, want an internal wire", b.wire)
 			}
 			rwires = append(rwires, b.wire)
 		}
@@ -377,12 +397,12 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 	}
 	ct, err := compileR1CS(fmt.Sprintf("%q challenge", p.Name), chal)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nPubT := ct.GetNbPublicVariables()
 	perChallenge := ct.GetNbSecretVariables() - 2 - len(rwires)
 	if nPubT != 1+len(chal.Public) || nSec != 2+p.Challenges*perChallenge {
-		return nil, bad("challenge template has %d public and %d secret inputs; the partition %d secret inputs for %d challenges",
+		return nil, nil, bad("challenge template has %d public and %d secret inputs; the partition %d secret inputs for %d challenges",
 			nPubT, ct.GetNbSecretVariables(), nSec, p.Challenges)
 	}
 	// The partition's secret inputs are comm_c, comm_r_last, then challenge
@@ -392,7 +412,7 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 		for s := range perChallenge {
 			want := "Challenges_" + strconv.Itoa(j) + "_" + strings.TrimPrefix(ct.Secret[2+s], "Challenge_")
 			if got := secNames[2+j*perChallenge+s]; got != want {
-				return nil, bad("secret input %d is %s, the challenge template puts %s there", 2+j*perChallenge+s, got, want)
+				return nil, nil, bad("secret input %d is %s, the challenge template puts %s there", 2+j*perChallenge+s, got, want)
 			}
 		}
 	}
@@ -415,15 +435,15 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 	dst.AddBlueprint(&constraint.BlueprintGenericR1C{})
 	rp, err := newReplayer(dst)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ht, err := newTemplate("head", hs, dst)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tt, err := newTemplate("challenge", ct, dst)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	progress(1)
@@ -433,8 +453,9 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 		in[w] = uint32(w)
 	}
 	headBase := uint32(nPub + nSec) // the head's internal wires come first
-	if err := rp.replay(ht, in); err != nil {
-		return nil, err
+	rep := &replayed{head: hs, chal: ct, chalUses: make([]templateUse, p.Challenges)}
+	if rep.headUse, err = rp.replay(ht, in); err != nil {
+		return nil, nil, err
 	}
 	in = make([]uint32, tt.nIn)
 	for j := range p.Challenges {
@@ -456,8 +477,8 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 			put(headBase + (w - headIn))
 		}
 		first := uint32(len(dst.Instructions))
-		if err := rp.replay(tt, in); err != nil {
-			return nil, err
+		if rep.chalUses[j], err = rp.replay(tt, in); err != nil {
+			return nil, nil, err
 		}
 		if j == 0 {
 			growLevels(dst, first, p.Challenges-1)
@@ -472,9 +493,9 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, error) {
 		progress(2 + j)
 	}
 	if got, want := dst.GetNbInternalVariables(), hs.NbInternalVariables+p.Challenges*ct.NbInternalVariables; got != want {
-		return nil, bad("%d internal wires, want %d", got, want)
+		return nil, nil, bad("%d internal wires, want %d", got, want)
 	}
-	return dst, nil
+	return dst, rep, nil
 }
 
 // growLevels reserves, in every solver level of dst, room for n more
