@@ -3,8 +3,11 @@ package circuit
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,25 +15,47 @@ import (
 )
 
 // BenchmarkSynthesize measures the worker's CPU step for one partition:
-// witness from the parsed C1 and gnark's solver (compilation is cached and
-// not timed). Reports constraints per second.
+// witness from the parsed C1 and the solve (compilation is cached and not
+// timed), per template use (templates, what Synthesize does) and with
+// gnark's solver on the whole system (whole, the way it was done before).
+// Reports constraints per second and the process's CPU seconds per
+// partition (user + system, GC included).
 //
-//	go test -run '^$' -bench BenchmarkSynthesize -benchtime 5x ./pkg/porep/circuit/
+//	go test -run '^$' -bench BenchmarkSynthesize -benchtime 5x -cpu 1,2 ./pkg/porep/circuit/
 func BenchmarkSynthesize(b *testing.B) {
-	for _, name := range []string{"test-micro", "test-mini", "2KiB"} {
-		b.Run(name, func(b *testing.B) {
-			out := parseC1(b, sealedC1(b, name, 1))
-			c, err := ForShape(out.Shape)
-			require.NoError(b, err)
-			ctx := context.Background()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				_, err := c.Synthesize(ctx, out, i%out.Shape.Partitions)
+	for _, name := range []string{"test-micro", "test-mini", "test-tiny", "2KiB"} {
+		for _, how := range []string{"templates", "whole"} {
+			b.Run(name+"/"+how, func(b *testing.B) {
+				out := parseC1(b, sealedC1(b, name, 1))
+				c, err := ForShape(out.Shape)
 				require.NoError(b, err)
-			}
-			b.ReportMetric(float64(c.Stats().Constraints)*float64(b.N)/b.Elapsed().Seconds(), "constraints/s")
-		})
+				var opts []Option
+				if how == "whole" {
+					opts = append(opts, withWholeSolve())
+				}
+				ctx := context.Background()
+				runtime.GC()
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					_, err := c.Synthesize(ctx, out, i%out.Shape.Partitions, opts...)
+					require.NoError(b, err)
+				}
+				b.StopTimer()
+				b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric(float64(c.Stats().Constraints)*float64(b.N)/b.Elapsed().Seconds(), "constraints/s")
+			})
+		}
 	}
+}
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkProve2KiB is the official 2 KiB shape end to end, too slow for CI
