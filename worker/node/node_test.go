@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -17,8 +16,8 @@ import (
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
-	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 	"github.com/c2cluster/c2cluster/worker/interlock"
@@ -178,7 +177,7 @@ func TestBadInputIsTerminatedNotRetried(t *testing.T) {
 	c := newCluster(t, queue.Config{MaxDeliver: 5})
 	params(t)
 	doc := sealedC1(t, 2)
-	bad := tamperPath(t, doc)
+	bad := poreptest.TamperPath(t, doc)
 	var attempts atomic.Int32
 	cfg := workerConfig("w-bad")
 	cfg.Hooks.BeforeStage = func(ctx context.Context, stage string, d *queue.Delivery) error {
@@ -194,22 +193,6 @@ func TestBadInputIsTerminatedNotRetried(t *testing.T) {
 	require.Contains(t, j.Reason, "partition 1 rejected by a worker")
 	require.Regexp(t, "witness does not satisfy|invalid input", j.Reason)
 	require.LessOrEqual(t, int(attempts.Load()), 2, "bad input is not retried (one attempt per partition at most)")
-}
-
-// tamperPath flips a bit of a tree D path hash in partition 1's first
-// challenge proof: the document stays structurally valid (the coordinator's
-// cheap checks hash nothing), but the circuit's inclusion check cannot be
-// satisfied.
-func tamperPath(t *testing.T, doc []byte) []byte {
-	t.Helper()
-	out, err := c1.ParseBytes(doc)
-	require.NoError(t, err)
-	out.VanillaProofs.Partitions()[1][0].CommDProofs.Data.Single.Path.Path[0].Hashes[0][0] ^= 1
-	var buf bytes.Buffer
-	_, err = out.WriteTo(&buf)
-	require.NoError(t, err)
-	require.NotEqual(t, doc, buf.Bytes())
-	return buf.Bytes()
 }
 
 // A partition that fails every time fails its job after MaxDeliver with the

@@ -12,6 +12,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/worker/interlock"
 	"github.com/c2cluster/c2cluster/worker/node"
 )
@@ -96,7 +97,7 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 	require.Equal(t, stop, err)
 
 	// A tampered path hash: the witness fits, the circuit's checks fail.
-	bad, err := c1.ParseBytes(tamperPath(t, sealedC1(t, 7)))
+	bad, err := c1.ParseBytes(poreptest.TamperPath(t, sealedC1(t, 7)))
 	require.NoError(t, err)
 	_, err = slots[0].ProvePartition(ctx, testShape, bad, 1, nil)
 	var se *node.StageError

@@ -15,6 +15,7 @@ import (
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
 )
@@ -67,5 +68,21 @@ func SealedC1(t testing.TB, shape string, seed uint64) []byte {
 	var buf bytes.Buffer
 	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: shape, Seed: seed}, &buf)
 	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+// TamperPath flips a bit of a tree D path hash in partition 1's first
+// challenge proof of a C1 output JSON: the document stays structurally valid
+// (the coordinator's cheap checks hash nothing), but the circuit's inclusion
+// check cannot be satisfied. The C1 must have at least two partitions.
+func TamperPath(t testing.TB, doc []byte) []byte {
+	t.Helper()
+	out, err := c1.ParseBytes(doc)
+	require.NoError(t, err)
+	out.VanillaProofs.Partitions()[1][0].CommDProofs.Data.Single.Path.Path[0].Hashes[0][0] ^= 1
+	var buf bytes.Buffer
+	_, err = out.WriteTo(&buf)
+	require.NoError(t, err)
+	require.NotEqual(t, doc, buf.Bytes())
 	return buf.Bytes()
 }

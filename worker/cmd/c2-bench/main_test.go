@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 )
@@ -144,13 +143,7 @@ func TestBenchCPU(t *testing.T) {
 
 	// A tampered C1: its partition cannot be proved; the run says so and
 	// the command fails.
-	out, err := c1.ParseBytes(doc)
-	require.NoError(t, err)
-	out.VanillaProofs.Partitions()[1][0].CommDProofs.Data.Single.Path.Path[0].Hashes[0][0] ^= 1
-	var buf bytes.Buffer
-	_, err = out.WriteTo(&buf)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(c1Path, buf.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(c1Path, poreptest.TamperPath(t, doc), 0o644))
 	r, _, err = benchRun(t, "-c1", c1Path, "-backend", "cpu", "-params-dir", dir, "-trusted-params", "-gpu-workers", "2")
 	require.ErrorIs(t, err, errVerification)
 	require.False(t, r.Verified)
