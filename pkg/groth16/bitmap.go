@@ -28,9 +28,9 @@ func (b Bitmap) Count() int {
 	return n
 }
 
-// valid reports whether the bitmap has exactly the words for Len bits and
+// Valid reports whether the bitmap has exactly the words for Len bits and
 // no bit set at or beyond Len.
-func (b Bitmap) valid() bool {
+func (b Bitmap) Valid() bool {
 	if b.Len < 0 || len(b.Words) != (b.Len+63)/64 {
 		return false
 	}

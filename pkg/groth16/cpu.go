@@ -119,11 +119,11 @@ func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
 			ErrShape, len(w.A), len(w.B), len(w.C), rows)
 	case rows > len(pk.H)+1:
 		return fmt.Errorf("%w: %d rows exceed the key's domain %d", ErrShape, rows, len(pk.H)+1)
-	case w.ADensityAux.Len != nAux || !w.ADensityAux.valid():
+	case w.ADensityAux.Len != nAux || !w.ADensityAux.Valid():
 		return fmt.Errorf("%w: a density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.ADensityAux.Len, len(w.ADensityAux.Words), nAux)
-	case w.BDensityAux.Len != nAux || !w.BDensityAux.valid():
+	case w.BDensityAux.Len != nAux || !w.BDensityAux.Valid():
 		return fmt.Errorf("%w: b aux density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.BDensityAux.Len, len(w.BDensityAux.Words), nAux)
-	case w.BDensityInput.Len != nIn || !w.BDensityInput.valid():
+	case w.BDensityInput.Len != nIn || !w.BDensityInput.Valid():
 		return fmt.Errorf("%w: b input density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.BDensityInput.Len, len(w.BDensityInput.Words), nIn)
 	}
 	if got := nIn + w.ADensityAux.Count(); got != len(pk.A) {

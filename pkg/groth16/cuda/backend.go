@@ -122,8 +122,14 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 		return nil, err
 	}
 	if res == residencyDevice {
-		k.pinner.Unpin() // copied into device memory: the host arrays are free again
+		// Copied into device memory: the host arrays are free again, and
+		// the key keeps only their shape (and the verifying key), so the
+		// caller's copy of the points (41 GiB at 32 GiB) can be collected
+		// once it drops it.
+		k.pinner.Unpin()
 		k.residency = string(ResidencyDevice)
+		vk := pk.VK
+		k.pk, k.vk = nil, &vk
 	} else {
 		k.residency = string(ResidencyPinned)
 	}
@@ -184,7 +190,7 @@ func estimateTaskBytes(d *keyDesc) int64 {
 // key is a proving key loaded on the device.
 type key struct {
 	b         *Backend
-	pk        *groth16.ProvingKey // nil for synthetic keys
+	pk        *groth16.ProvingKey // pinned residency only (nil when resident on the device, or synthetic)
 	vk        *groth16.VerifyingKey
 	shape     shape
 	residency string
@@ -220,8 +226,9 @@ func (k *key) Close() error {
 }
 
 // checkWitness validates w against the key: groth16.CheckSynthesized for a
-// loaded key, checkSynthetic (the key's shape alone) for a synthetic one.
-// Either way w has at least one input (the key's ic is never empty).
+// key whose host points it still holds (pinned), checkSynthetic (the key's
+// shape, the same checks) otherwise. Either way w has at least one input
+// (the key's ic is never empty).
 func (k *key) checkWitness(w *groth16.Synthesized) error {
 	if k.pk != nil {
 		return groth16.CheckSynthesized(k.pk, w)
@@ -235,13 +242,14 @@ func checkSynthetic(sh shape, w *groth16.Synthesized) error {
 	}
 	rows := int64(w.NumConstraints + len(w.Input))
 	switch {
+	case w.NumConstraints < 0:
+		return fmt.Errorf("%w: %d constraints", groth16.ErrShape, w.NumConstraints)
 	case int64(len(w.Input)) != sh.inputs || int64(len(w.Aux)) != sh.aux:
 		return fmt.Errorf("%w: %d inputs and %d aux, key has %d and %d", groth16.ErrShape, len(w.Input), len(w.Aux), sh.inputs, sh.aux)
 	case int64(len(w.A)) != rows || int64(len(w.B)) != rows || int64(len(w.C)) != rows || rows > sh.domain:
 		return fmt.Errorf("%w: a, b, c have %d, %d, %d rows, want %d <= %d", groth16.ErrShape, len(w.A), len(w.B), len(w.C), rows, sh.domain)
 	case int64(w.ADensityAux.Len) != sh.aux || int64(w.BDensityAux.Len) != sh.aux || int64(w.BDensityInput.Len) != sh.inputs,
-		len(w.ADensityAux.Words) != (w.ADensityAux.Len+63)/64, len(w.BDensityAux.Words) != (w.BDensityAux.Len+63)/64,
-		len(w.BDensityInput.Words) != (w.BDensityInput.Len+63)/64:
+		!w.ADensityAux.Valid(), !w.BDensityAux.Valid(), !w.BDensityInput.Valid():
 		return fmt.Errorf("%w: density bitmaps do not match %d inputs / %d aux", groth16.ErrShape, sh.inputs, sh.aux)
 	case sh.inputs+int64(w.ADensityAux.Count()) != sh.numA:
 		return fmt.Errorf("%w: a density selects %d points, key has %d", groth16.ErrShape, sh.inputs+int64(w.ADensityAux.Count()), sh.numA)

@@ -5,8 +5,11 @@ package cuda
 import (
 	"context"
 	"errors"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
+	"weak"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -133,6 +136,42 @@ func TestProveMatchesCPU(t *testing.T) {
 			tm := task.Timings()
 			require.Positive(t, tm.Compute)
 			require.Positive(t, tm.MSMH)
+		})
+	}
+}
+
+// TestResidentKeyReleasesHostPoints: a key resident on the device keeps no
+// reference to the host copy of the points (41 GiB at 32 GiB), so they are
+// collected once the caller drops them, and the key still proves the CPU
+// backend's bytes; a pinned key keeps them (the device reads them there).
+func TestResidentKeyReleasesHostPoints(t *testing.T) {
+	f := getProveFixture(t)
+	ctx := context.Background()
+	syn, public := f.witness(t, 4, 0xc0ffee, 7)
+	rnd := fixedRnd(0x42, 0x43)
+	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
+	require.NoError(t, err)
+	for _, res := range []Residency{ResidencyDevice, ResidencyPinned} {
+		t.Run(string(res), func(t *testing.T) {
+			b := newTestBackend(t, res)
+			pk := &groth16.ProvingKey{VK: f.pk.VK, H: slices.Clone(f.pk.H), L: slices.Clone(f.pk.L),
+				A: slices.Clone(f.pk.A), BG1: slices.Clone(f.pk.BG1), BG2: slices.Clone(f.pk.BG2)}
+			points := weak.Make(&pk.L[0])
+			key, err := b.Load(ctx, pk)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, key.Close()) }()
+			pk = nil
+			runtime.GC()
+			runtime.GC()
+			if res == ResidencyDevice {
+				require.Nil(t, points.Value(), "a device-resident key still references the host points")
+			} else {
+				require.NotNil(t, points.Value(), "a pinned key must keep the host points")
+			}
+			got, _, err := groth16.Prove(ctx, key, syn, rnd)
+			require.NoError(t, err)
+			require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
 		})
 	}
 }
