@@ -73,6 +73,14 @@ func fixedRnd(r, s uint64) groth16.Randomness {
 	return rnd
 }
 
+// cpuProof is the oracle: syn proved by the CPU backend with rnd, as bytes.
+func (f *proveFixture) cpuProof(t *testing.T, syn *groth16.Synthesized, rnd groth16.Randomness) []byte {
+	t.Helper()
+	p, _, err := groth16.Prove(context.Background(), f.cpu, syn, rnd)
+	require.NoError(t, err)
+	return proofBytes(t, p)
+}
+
 func proofBytes(t *testing.T, p *groth16.Proof) []byte {
 	t.Helper()
 	b, err := p.MarshalBinary()
@@ -96,8 +104,7 @@ func TestProveMatchesCPU(t *testing.T) {
 	ctx := context.Background()
 	syn, public := f.witness(t, 3, 0xfeedface1234, 11)
 	rnd := fixedRnd(0x1234567, 0x7654321)
-	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
-	require.NoError(t, err)
+	want := f.cpuProof(t, syn, rnd)
 	for _, c := range []struct {
 		name  string
 		res   Residency
@@ -131,7 +138,7 @@ func TestProveMatchesCPU(t *testing.T) {
 			require.NoError(t, err)
 			task.Release()
 			task.Release() // idempotent
-			require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+			require.Equal(t, want, proofBytes(t, got))
 			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
 			tm := task.Timings()
 			require.Positive(t, tm.Compute)
@@ -149,8 +156,7 @@ func TestResidentKeyReleasesHostPoints(t *testing.T) {
 	ctx := context.Background()
 	syn, public := f.witness(t, 4, 0xc0ffee, 7)
 	rnd := fixedRnd(0x42, 0x43)
-	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
-	require.NoError(t, err)
+	want := f.cpuProof(t, syn, rnd)
 	for _, res := range []Residency{ResidencyDevice, ResidencyPinned} {
 		t.Run(string(res), func(t *testing.T) {
 			b := newTestBackend(t, res)
@@ -170,7 +176,7 @@ func TestResidentKeyReleasesHostPoints(t *testing.T) {
 			}
 			got, _, err := groth16.Prove(ctx, key, syn, rnd)
 			require.NoError(t, err)
-			require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+			require.Equal(t, want, proofBytes(t, got))
 			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
 		})
 	}
@@ -194,9 +200,7 @@ func TestProveConcurrentSlots(t *testing.T) {
 	for i := range jobs {
 		syn, _ := f.witness(t, uint64(5+i), uint64(0xabc0+i), uint64(13+i))
 		rnd := fixedRnd(uint64(100+i), uint64(200+i))
-		p, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
-		require.NoError(t, err)
-		jobs[i] = job{syn, rnd, proofBytes(t, p)}
+		jobs[i] = job{syn, rnd, f.cpuProof(t, syn, rnd)}
 	}
 	errs := make([]error, len(jobs))
 	got := make([][]byte, len(jobs))
@@ -233,8 +237,7 @@ func TestProveTwoDevices(t *testing.T) {
 	ctx := context.Background()
 	syn, _ := f.witness(t, 9, 0x55aa55aa, 3)
 	rnd := fixedRnd(77, 88)
-	want, _, err := groth16.Prove(ctx, f.cpu, syn, rnd)
-	require.NoError(t, err)
+	want := f.cpuProof(t, syn, rnd)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for d := 0; d < n; d++ {
@@ -253,7 +256,7 @@ func TestProveTwoDevices(t *testing.T) {
 			}
 			defer key.Close()
 			p, _, err := groth16.Prove(ctx, key, syn, rnd)
-			if err == nil && string(proofBytes(t, p)) != string(proofBytes(t, want)) {
+			if err == nil && string(proofBytes(t, p)) != string(want) {
 				err = errors.New("proof differs from the CPU's")
 			}
 			errs[d] = err
