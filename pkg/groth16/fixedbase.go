@@ -104,14 +104,22 @@ func newG1FixedBase(ctx context.Context, base *curve.G1Affine, n, nw int) (*g1Fi
 // windows (2 <= c <= 24) and returns it with its number of windows: what
 // Setup hands a FixedBase, for testing and timing one.
 func FixedBaseTableG1(ctx context.Context, base *curve.G1Affine, c int) ([]curve.G1Affine, int, error) {
-	if c < 2 || c > 24 {
-		return nil, 0, fmt.Errorf("groth16: fixed-base window of %d bits (2 to 24)", c)
+	if err := checkTableWindow(c); err != nil {
+		return nil, 0, err
 	}
 	fb, err := newG1FixedBaseWindow(ctx, base, c, workers(0))
 	if err != nil {
 		return nil, 0, err
 	}
 	return fb.table, fb.k, nil
+}
+
+// checkTableWindow bounds the window of the exported table builders.
+func checkTableWindow(c int) error {
+	if c < 2 || c > 24 {
+		return fmt.Errorf("groth16: fixed-base window of %d bits (2 to 24)", c)
+	}
+	return nil
 }
 
 func newG1FixedBaseWindow(ctx context.Context, base *curve.G1Affine, c, nw int) (*g1FixedBase, error) {
@@ -214,8 +222,8 @@ func newG2FixedBase(ctx context.Context, base *curve.G2Affine, n, nw int) (*g2Fi
 
 // FixedBaseTableG2 is FixedBaseTableG1 in G2.
 func FixedBaseTableG2(ctx context.Context, base *curve.G2Affine, c int) ([]curve.G2Affine, int, error) {
-	if c < 2 || c > 24 {
-		return nil, 0, fmt.Errorf("groth16: fixed-base window of %d bits (2 to 24)", c)
+	if err := checkTableWindow(c); err != nil {
+		return nil, 0, err
 	}
 	fb, err := newG2FixedBaseWindow(ctx, base, c, workers(0))
 	if err != nil {
