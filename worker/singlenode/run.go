@@ -463,11 +463,6 @@ func (r *runner) ensureParams(ctx context.Context, dir string, progress io.Write
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("single: params dir: %w", err)
 	}
-	// Written last by Setup: until then a crash leaves no fingerprint, and
-	// the next run makes the parameters again.
-	if err := os.Remove(fp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("single: %w", err)
-	}
 	r.step("generating Groth16 parameters for %s (fresh toxic waste; cached for later runs)", r.cfg.Shape)
 	start := time.Now()
 	if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, FingerprintPath: fp,

@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,8 +39,10 @@ type SetupConfig struct {
 	FixedBase groth16.FixedBase
 	// FingerprintPath, when set, receives the compiled circuit's
 	// Fingerprint (FingerprintPath(dir, shape) beside the parameters),
-	// written last, so that a cache can tell parameters made for another
-	// circuit layout (Compiled.CheckFingerprint).
+	// so that a cache can tell parameters made for another circuit layout
+	// (Compiled.CheckFingerprint). Setup removes an old one before it
+	// writes anything and writes the new one last: until then a crash
+	// leaves no fingerprint, and the parameters are made again.
 	FingerprintPath string
 }
 
@@ -80,6 +83,9 @@ func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.Pr
 		return nil, fmt.Errorf("circuit: setup: %w", err)
 	}
 	defer discard(vf, &err)
+	if err := removeFingerprint(cfg.FingerprintPath); err != nil {
+		return nil, fmt.Errorf("circuit: setup: %w", err)
+	}
 
 	c, err := ForShape(s, WithProgress(progress))
 	if err != nil {
@@ -112,6 +118,33 @@ func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.Pr
 	}
 	progress(stage, 2, 2)
 	return pk, nil
+}
+
+// WriteParams writes parameters made for c (in memory, e.g. by a
+// benchmark) where Setup would: the .params and .vk files (each atomically)
+// and, last, c's fingerprint, after removing any old one first.
+func (c *Compiled) WriteParams(pk *groth16.ProvingKey, paramsPath, vkPath, fingerprintPath string) error {
+	if err := removeFingerprint(fingerprintPath); err != nil {
+		return err
+	}
+	if err := groth16.WriteParamsFile(paramsPath, pk); err != nil {
+		return err
+	}
+	if err := groth16.WriteVerifyingKeyFile(vkPath, &pk.VK); err != nil {
+		return err
+	}
+	return c.WriteFingerprint(fingerprintPath)
+}
+
+// removeFingerprint removes the fingerprint file at path ("" : none).
+func removeFingerprint(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // createTemp opens a temporary file next to path.

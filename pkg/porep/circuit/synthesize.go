@@ -1,6 +1,7 @@
 package circuit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
@@ -163,19 +164,8 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		}()
 	}
 	wg.Wait()
-	if err := firstErr(errs); err != nil {
+	if err := cmp.Or(errs...); err != nil { // the lowest challenge that failed among those solved
 		return nil, err
 	}
 	return gc.Synthesized(wires, a, b, cv)
-}
-
-// firstErr is the first non-nil error of errs (the lowest challenge that
-// failed among those solved).
-func firstErr(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -601,18 +601,8 @@ func (b *bench) writeParams(compiled *circuit.Compiled, pk *groth16.ProvingKey) 
 	}
 	start := time.Now()
 	pp, vp, fp := circuit.ParamsPath(dir, name), circuit.VKPath(dir, name), circuit.FingerprintPath(dir, name)
-	// The fingerprint goes last: until then a crash leaves none.
-	if err := os.Remove(fp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
 	b.printf("params: writing %s", pp)
-	if err := groth16.WriteParamsFile(pp, pk); err != nil {
-		return err
-	}
-	if err := groth16.WriteVerifyingKeyFile(vp, &pk.VK); err != nil {
-		return err
-	}
-	if err := compiled.WriteFingerprint(fp); err != nil {
+	if err := compiled.WriteParams(pk, pp, vp, fp); err != nil {
 		return err
 	}
 	b.rep.Params.Written, b.rep.Params.WriteSecs = true, time.Since(start).Seconds()

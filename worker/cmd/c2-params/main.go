@@ -108,10 +108,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := selectFixedBase(); err != nil {
 			return err
 		}
-		// The fingerprint is written last: until then a crash leaves none.
-		if err := os.Remove(fp); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
 		start := time.Now()
 		fmt.Fprintf(stdout, "%s: generating parameters (fresh toxic waste)\n", name)
 		if _, err := circuit.Setup(ctx, s, circuit.SetupConfig{ParamsPath: pp, VKPath: vp, FingerprintPath: fp,
