@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/bits"
 	"os"
 	"os/signal"
 	"runtime"
@@ -474,7 +475,7 @@ func (b *bench) compile() (*circuit.Compiled, error) {
 	debug.FreeOSMemory()
 	c.HeapAfter = heapLive()
 	b.printf("compile: %d constraints, %d inputs, %d aux, domain 2^%d in %.1fs (peak heap %s GiB, kept %s GiB)",
-		st.Constraints, st.Inputs, st.Aux, log2(st.Domain), c.CompileSeconds, gib(c.Peaks.Heap), gib(c.HeapAfter))
+		st.Constraints, st.Inputs, st.Aux, bits.Len(uint(st.Domain-1)), c.CompileSeconds, gib(c.Peaks.Heap), gib(c.HeapAfter))
 	return compiled, nil
 }
 
@@ -502,14 +503,6 @@ func heapLive() int64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
-}
-
-func log2(n int) int {
-	k := 0
-	for 1<<k < n {
-		k++
-	}
-	return k
 }
 
 // params reads the parameters from -params-dir when they are there and fit
