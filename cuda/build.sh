@@ -9,18 +9,26 @@
 # Environment: NVCC (default nvcc), CUDA_ARCH (default sm_90), OUT_DIR
 # (default cuda/build), JOBS (parallel compiles, default nproc),
 # NVCC_FLAGS (extra flags), C2G_MUL_CALL (default 1: the NTT and MSM units
-# call one out-of-line field product; 0 inlines every product).
+# call one out-of-line field product; 0 inlines every product),
+# C2G_ACC_AFFINE (default 0; 1: batch-affine MSM accumulation, docs/cuda.md;
+# it changes the MSM scratch layout, so every unit gets it, emulator
+# included: build a variant into its own OUT_DIR).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT_DIR:-$here/build}"
 mkdir -p "$out"
+
+defs=()
+if [[ "${C2G_ACC_AFFINE:-0}" != 0 ]]; then
+  defs+=(-DC2G_ACC_AFFINE=1)
+fi
 
 if [[ "${1:-}" == "emulator" ]]; then
   # The whole library for the CPU emulator of the CUDA runtime (test/emu):
   # the same sources, compiled by g++; the tests build it themselves.
   pids=()
   for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase selftest; do
-    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
+    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC "${defs[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
     pids+=($!)
   done
   fail=0
@@ -40,7 +48,7 @@ fi
 nvcc="${NVCC:-nvcc}"
 arch="${CUDA_ARCH:-sm_90}"
 jobs="${JOBS:-$(nproc)}"
-flags=(-O3 -std=c++17 -arch="$arch" -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr)
+flags=(-O3 -std=c++17 -arch="$arch" -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr "${defs[@]}")
 # shellcheck disable=SC2206
 flags+=(${NVCC_FLAGS:-})
 # ONLY="msm_g1 ..." recompiles just those units (the other objects must be in

@@ -1,0 +1,74 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"fmt"
+	"testing"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMSMOneBucketPatterns puts every point in one bucket (the same scalar
+// everywhere) in orders that make the bucket's consecutive points equal
+// (P+P), opposite (P+(−P)) or at infinity, also after the first halving
+// (P, Q, −P, −Q gives P+Q and −(P+Q)) — the special cases of the
+// batch-affine accumulation (C2G_ACC_AFFINE=1), which pairs a bucket's
+// points 2j, 2j+1 level by level. The XYZZ accumulation runs them too.
+func TestMSMOneBucketPatterns(t *testing.T) {
+	lib, dev := gpu(t)
+	var rv fr.Element
+	rv.SetRandom()
+	three := fr.NewElement(3)
+	patterns := map[string]func(i int) int{ // index into {P_k} (k >= 0), ^k = −P_k, -1 = infinity
+		"same":        func(i int) int { return 0 },
+		"alternating": func(i int) int { return []int{0, ^0}[i%2] },
+		"pq-pq":       func(i int) int { return []int{0, 1, ^0, ^1}[i%4] },
+		"pqpq":        func(i int) int { return []int{0, 1}[i%2] },
+		"mixed":       func(i int) int { return []int{0, 0, 1, ^1, -1, 2, -1, -1, 3, 4, ^3, ^4, 5, 5, 5, 5}[i%16] },
+	}
+	for _, n := range []int{3, 64, 777} {
+		p1, p2 := randomPointsG1(6), randomPointsG2(6)
+		for name, pat := range patterns {
+			pts1 := make([]curve.G1Affine, n)
+			pts2 := make([]curve.G2Affine, n)
+			for i := range pts1 {
+				switch k := pat(i); {
+				case k == -1:
+				case k >= 0:
+					pts1[i], pts2[i] = p1[k], p2[k]
+				default:
+					pts1[i].Neg(&p1[^k])
+					pts2[i].Neg(&p2[^k])
+				}
+			}
+			for _, v := range []fr.Element{three, rv} {
+				sc := make([]fr.Element, n)
+				for i := range sc {
+					sc[i] = v
+				}
+				t.Run(fmt.Sprintf("%s/%d/%s", name, n, v.String()[:min(8, len(v.String()))]), func(t *testing.T) {
+					// every scalar is v: the oracle is v · Σ P_i
+					var s1 curve.G1Jac
+					var s2 curve.G2Jac
+					for i := range pts1 {
+						s1.AddMixed(&pts1[i])
+						s2.AddMixed(&pts2[i])
+					}
+					var a1 curve.G1Affine
+					var a2 curve.G2Affine
+					a1.FromJacobian(&s1)
+					a2.FromJacobian(&s2)
+					got1, _ := gpuMSMG1(t, lib, dev, pts1, sc)
+					want1 := naiveG1([]curve.G1Affine{a1}, sc[:1])
+					require.True(t, got1.Equal(&want1), "g1")
+					got2, _ := gpuMSMG2(t, lib, dev, pts2, sc)
+					want2 := naiveG2([]curve.G2Affine{a2}, sc[:1])
+					require.True(t, got2.Equal(&want2), "g2")
+				})
+			}
+		}
+	}
+}
