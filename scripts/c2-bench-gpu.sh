@@ -17,6 +17,8 @@
 #   TEST      1: run TestBenchCUDA (test-micro, 2 partitions) before the bench
 #   ARGS      c2-bench flags (default: -shape 2KiB -partitions 6 -sweep)
 #   NAME      name of the JSON and log files (default c2-bench)
+#   PROCS     device indexes, e.g. "0 1": one c2-bench process per device at
+#             once (ARGS plus -devices <d>), files <NAME>-dev<d>.*
 #   DEADLINE  seconds from the start by which everything must end (default 570:
 #             the device tool allows 600 s per command)
 set -uo pipefail
@@ -61,12 +63,36 @@ if [[ "${TEST:-0}" == 1 ]]; then
   echo "TestBenchCUDA: rc=$? ($(( $(date +%s) - t0 )) s): $(grep -E '^(--- |ok|FAIL|PASS)' "$out/$name-test.log" | tr '\n' ' ')"
 fi
 
-# shellcheck disable=SC2086
-timeout "$(left)" .devbuild/c2-bench -backend cuda -cuda-library "$lib" -json "$out/$name.json" \
-  ${ARGS:--shape 2KiB -partitions 6 -sweep} >"$out/$name.table" 2>"$out/$name.log"
-rc=$?
-grep -E "^\[ *[0-9.]+s\] (input: [^[]|compile: [0-9]|params: (gen|read|wrote|none|not)|prover: |run [0-9]+/[0-9]+: [a-z]+×)" "$out/$name.log" | tail -40
-if (( rc != 0 )); then echo "c2-bench: rc=$rc"; tail -15 "$out/$name.log"; fi
-cat "$out/$name.table"
+summary() { # the stage lines of a c2-bench log
+  grep -E "^\[ *[0-9.]+s\] (input: [^[]|compile: [0-9]|params: (gen|read|wrote|none|not)|prover: |run [0-9]+/[0-9]+: [a-z]+×)" "$1" | tail -40
+}
+if [[ -n "${PROCS:-}" ]]; then
+  # One c2-bench process per device in $PROCS (e.g. "0 1"), all at once,
+  # each with ARGS plus -devices <its device>: the "several worker
+  # processes on one host" configuration. Each prints its own table.
+  pids=()
+  for d in $PROCS; do
+    # shellcheck disable=SC2086
+    timeout "$(left)" .devbuild/c2-bench -backend cuda -cuda-library "$lib" -json "$out/$name-dev$d.json" \
+      -devices "$d" $ARGS >"$out/$name-dev$d.table" 2>"$out/$name-dev$d.log" &
+    pids+=($!)
+  done
+  rc=0
+  for p in "${pids[@]}"; do wait "$p" || rc=$?; done
+  for d in $PROCS; do
+    echo "== process on device $d"
+    summary "$out/$name-dev$d.log"
+    cat "$out/$name-dev$d.table"
+  done
+  (( rc != 0 )) && echo "c2-bench: rc=$rc (one process at least)"
+else
+  # shellcheck disable=SC2086
+  timeout "$(left)" .devbuild/c2-bench -backend cuda -cuda-library "$lib" -json "$out/$name.json" \
+    ${ARGS:--shape 2KiB -partitions 6 -sweep} >"$out/$name.table" 2>"$out/$name.log"
+  rc=$?
+  summary "$out/$name.log"
+  if (( rc != 0 )); then echo "c2-bench: rc=$rc"; tail -15 "$out/$name.log"; fi
+  cat "$out/$name.table"
+fi
 echo "total $(( $(date +%s) - start_s )) s"
 exit $rc
