@@ -157,8 +157,9 @@ __device__ __forceinline__ fr_t twiddle_split(const fr_t* __restrict__ lo, const
 //    product per element, no DRAM gather;
 //  3 per thread: a thread's 2^S elements of one column have factors
 //    f·q^j, j < 2^S (see k_ntt_pass), so it reads two values from omega
-//    and multiplies its way along (2^S - 1 products), and it loads or stores
-//    its 2^S global elements at once instead of one per loop trip;
+//    and multiplies its way along (2^S - 1 products); it also issues its
+//    2^S global loads together, before any product, where the loop of 1
+//    and 2 loads one element per trip (the lowest pass keeps that loop);
 //  4 as 3, the two values from the split tables.
 #ifndef C2G_NTT_DIAG
 #define C2G_NTT_DIAG 1
