@@ -12,7 +12,10 @@
 # call one out-of-line field product; 0 inlines every product),
 # C2G_ACC_AFFINE (default 0; 1: batch-affine MSM accumulation, docs/cuda.md;
 # it changes the MSM scratch layout, so every unit gets it, emulator
-# included: build a variant into its own OUT_DIR).
+# included: build a variant into its own OUT_DIR),
+# C2G_NTT_FLAGS (extra flags for the ntt unit only, also in the emulator
+# build, e.g. -DC2G_NTT_DIAG=2; objects are not rebuilt when only flags
+# change: use a fresh OUT_DIR or ONLY=ntt).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT_DIR:-$here/build}"
@@ -28,7 +31,10 @@ if [[ "${1:-}" == "emulator" ]]; then
   # the same sources, compiled by g++; the tests build it themselves.
   pids=()
   for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase selftest; do
-    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC "${defs[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
+    unit=()
+    # shellcheck disable=SC2206
+    [[ "$src" == ntt ]] && unit=(${C2G_NTT_FLAGS:-})
+    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC "${defs[@]}" "${unit[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
     pids+=($!)
   done
   fail=0
@@ -82,6 +88,8 @@ for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase self
   elif [[ "$src" == msm_g1 ]]; then
     unit=(-DC2G_POINT_INLINE)
   fi
+  # shellcheck disable=SC2206
+  [[ "$src" == ntt ]] && unit+=(${C2G_NTT_FLAGS:-})
   "$nvcc" "${flags[@]}" "${unit[@]}" -c "$here/src/$src.cu" -o "$obj" &
   pids+=($!)
   while (( $(jobs -rp | wc -l) >= jobs )); do sleep 0.2; done
