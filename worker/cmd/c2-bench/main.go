@@ -758,6 +758,7 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	b.cur.Store(rs)
 	defer b.cur.Store(nil)
 	cpu0 := cpuTime()
+	buf0 := p.BufferStats(sp.Name())
 	var wg sync.WaitGroup
 	var done atomic.Int32
 	for _, s := range slots {
@@ -776,6 +777,9 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	wall := time.Since(rs.start)
 	cpu := cpuTime() - cpu0
 	r.Peaks = b.mem.Peaks()
+	buf := p.BufferStats(sp.Name())
+	r.Buffers = Buffers{SetBytes: buf.SetBytes, Limit: buf.Limit, Allocated: buf.Allocated - buf0.Allocated,
+		Reused: buf.Reused - buf0.Reused, Waits: buf.Waits - buf0.Waits}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,12 @@ func requireRun(t *testing.T, r *Run, slots int) {
 	require.Zero(t, r.Failed, r.Name)
 	require.Equal(t, slots, r.Slots, r.Name)
 	require.Len(t, r.PartitionsDetail, 2, r.Name)
+	// The witnesses lived in the pool's buffer sets: one per slot at most,
+	// every synthesis served by one.
+	require.Equal(t, slots, r.Buffers.Limit, r.Name)
+	require.LessOrEqual(t, r.Buffers.Allocated, int64(slots), r.Name)
+	require.Equal(t, int64(2), r.Buffers.Allocated+r.Buffers.Reused, r.Name)
+	require.Positive(t, r.Buffers.SetBytes, r.Name)
 	seen := map[int]bool{}
 	for _, p := range r.PartitionsDetail {
 		require.True(t, p.Verified, "%s partition %d: %s", r.Name, p.Index, p.Error)
