@@ -124,7 +124,27 @@ func openProver(ctx context.Context, cfg Config, sel backend.Selection, opts bac
 		}
 		p.devices = append(p.devices, d)
 	}
+	p.releaseHostKeys()
 	return p, nil
+}
+
+// releaseHostKeys drops the host copy of every shape's proving key that
+// every device holds in device memory: those keys no longer reference the
+// host points (the CUDA backend copied them), so the 41.6 GiB of a 32 GiB
+// shape can be collected. Keys on the CPU backend or pinned read the host
+// points for every proof; a shape with one of those keeps its copy.
+func (p *Prover) releaseHostKeys() {
+	for _, name := range p.order {
+		resident := len(p.devices) > 0
+		for _, d := range p.devices {
+			resident = resident && d.keys[name].Residency() == "device"
+		}
+		if resident {
+			sp := p.shapes[name]
+			sp.releaseHostKey()
+			p.cfg.Logger.Info("worker: host copy of the parameters released (resident on every device)", "shape", name, "bytes", sp.bytes)
+		}
+	}
 }
 
 func (p *Prover) openDevice(ctx context.Context, opts backend.Options, idx int) (*device, error) {
@@ -141,7 +161,14 @@ func (p *Prover) openDevice(ctx context.Context, opts backend.Options, idx int) 
 	for _, name := range p.order {
 		sp := p.shapes[name]
 		start := time.Now()
-		k, err := b.Load(ctx, sp.pk)
+		pk, err := sp.provingKey()
+		if err != nil {
+			for _, k := range d.keys {
+				_ = k.Close()
+			}
+			return nil, err
+		}
+		k, err := b.Load(ctx, pk)
 		if err != nil {
 			for _, k := range d.keys {
 				_ = k.Close()

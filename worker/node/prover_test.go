@@ -53,6 +53,7 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 	require.Equal(t, []string{"cpu0"}, p.DeviceNames())
 	require.Equal(t, 1, p.WorkersPerDevice(), "the CPU backend's default")
 	require.Equal(t, "host", p.Residency(testShape))
+	require.False(t, sp.HostKeyReleased(), "the CPU backend reads the host points: they stay")
 
 	require.ErrorContains(t, p.SetInterlock("turbo", 1, 0), "turbo")
 	require.ErrorContains(t, p.SetInterlock(interlock.ModeNone, 1000, 0), "exceeds")

@@ -647,6 +647,13 @@ func (b *bench) prover(ctx context.Context, sp *node.ShapeParams) (*node.Prover,
 	}
 	be.Name, be.Why, be.Devices, be.Residency = p.Backend(), p.Why(), p.DeviceNames(), p.Residency(sp.Name())
 	be.LoadSeconds = time.Since(start).Seconds()
+	if be.HostKeyReleased = sp.HostKeyReleased(); be.HostKeyReleased {
+		// Resident on every device: the host copy of the points is garbage
+		// now (nothing else here holds it); return it before proving.
+		runtime.GC()
+		debug.FreeOSMemory()
+		b.printf("prover: host copy of the parameters released (resident on every device): %s GiB", gib(sp.Bytes()))
+	}
 	if p.Backend() == backend.NameCUDA && probe != nil {
 		be.VRAMParams = map[int]int64{}
 		for _, d := range p.Devices() {

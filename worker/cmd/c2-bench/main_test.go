@@ -108,6 +108,7 @@ func TestBenchCPU(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fi.Size(), r.Params.Bytes)
 	require.Equal(t, "cpu", r.Backend.Name)
+	require.False(t, r.Backend.HostKeyReleased, "the CPU backend reads the host points")
 	require.Equal(t, []string{"cpu0"}, r.Backend.Devices)
 	require.Contains(t, r.Backend.VRAMNote, "no device memory")
 	require.True(t, r.Verified)

@@ -97,6 +97,9 @@ type Backend struct {
 	Residency string   `json:"residency"`
 	// LoadSeconds is NewProver: the parameters loaded onto every device.
 	LoadSeconds float64 `json:"load_s"`
+	// HostKeyReleased: every device holds the parameters in device memory,
+	// so the host copy was dropped (node.ShapeParams) and collected.
+	HostKeyReleased bool `json:"host_key_released"`
 	// VRAMParams is the device memory the loaded parameters took per
 	// device (drop of free memory across the load); nil without a GPU.
 	VRAMParams map[int]int64 `json:"vram_params_bytes,omitempty"`
