@@ -176,15 +176,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-partitions", "-1"}, "-partitions"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-mem-limit", "lots", "-shape", "nope"}, "-shape"},
+		{[]string{"-mem-limit", "lots"}, "-mem-limit"},
 	} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), tc.args, &bytes.Buffer{}, &stderr)
 		require.ErrorContains(t, err, tc.want, "%v", tc.args)
 		require.ErrorAs(t, err, new(usageError), "%v", tc.args)
 	}
-	n, err := parseBytes("120GiB")
-	require.NoError(t, err)
-	require.Equal(t, int64(120)<<30, n)
-	_, err = parseBytes("lots")
-	require.Error(t, err)
 }
