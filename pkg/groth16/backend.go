@@ -53,6 +53,26 @@ type Task interface {
 	Release()
 }
 
+// WitnessHolder is implemented by tasks that stop reading the witness given
+// to Prepare before they are released. HoldsWitness reports whether the task
+// may still read it (its A, B, C, Input and Aux); once it reports false the
+// caller may overwrite the witness or reuse its buffers for the next one
+// (Synthesized.Release) while the task goes on. The CUDA backend holds it
+// until Upload returns (the library copies it to the device), the CPU
+// backend until Compute returns (Prepare copies A, B, C; the L MSM reads
+// Aux). A task that does not implement it holds the witness until Release.
+// Call it from the goroutine running the task's stages.
+type WitnessHolder interface {
+	HoldsWitness() bool
+}
+
+// HoldsWitness reports whether t may still read its witness (see
+// WitnessHolder): true for a task that does not say.
+func HoldsWitness(t Task) bool {
+	h, ok := t.(WitnessHolder)
+	return !ok || h.HoldsWitness()
+}
+
 // Timings are per-stage durations of one proof.
 type Timings struct {
 	Prepare time.Duration

@@ -210,6 +210,10 @@ type cpuTask struct {
 
 func (t *cpuTask) DeviceBytes() int64 { return 0 }
 
+// HoldsWitness: Prepare copies A, B, C and the dense scalars; Aux is read
+// by the L MSM until Compute returns (groth16.WitnessHolder).
+func (t *cpuTask) HoldsWitness() bool { return t.aux != nil }
+
 func (t *cpuTask) Upload(ctx context.Context) error {
 	if t.released {
 		return errors.New("groth16: cpu: task released")
@@ -288,7 +292,9 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 	}
 	run(&t.timings.MSMH, func() error { return msmG1(mctx, &t.sumH, pk.H, h, hTasks) })
 	wg.Wait()
+	// Nothing reads the witness or the scalars any more (HoldsWitness).
 	t.abc = [3][]fr.Element{}
+	t.aScalars, t.bScalars, t.aux = nil, nil, nil
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}

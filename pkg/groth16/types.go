@@ -16,6 +16,12 @@ import (
 // Input[0] is the constant one. The density bitmaps are circuit structure (the
 // same for every instance of a circuit) and say which variables appear in the
 // A and B queries; they must match the proving key's query lengths.
+//
+// A, B and C may have capacity beyond their length (the domain, when the
+// input rows were appended in place) and what lies there is unspecified: a
+// reused buffer (BufferPool) holds a previous instance's values there.
+// Backends read A, B, C up to their length only and pad to the domain with
+// zeros themselves.
 type Synthesized struct {
 	NumConstraints int
 
@@ -31,6 +37,11 @@ type Synthesized struct {
 	// if it appears in some B_j.
 	BDensityInput Bitmap
 	BDensityAux   Bitmap
+
+	// buffers are the pooled buffers A, B, C, Input and Aux lie in, when
+	// the instance was built in them (Circuit.SynthesizedBuffers); Release
+	// gives them back.
+	buffers *Buffers
 }
 
 // VerifyingKey is the Groth16 verifying key, in the field order of

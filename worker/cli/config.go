@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/worker/node"
 )
@@ -55,6 +56,11 @@ type File struct {
 	// MaxDeliver deliveries of a partition before it fails its job.
 	// Default 5.
 	MaxDeliver int `yaml:"max_deliver"`
+	// MemoryLimit is the Go soft memory limit (pkg/memlimit): auto (90 %
+	// of the host's or cgroup's memory, unless $GOMEMLIMIT is set), off
+	// (Go's default: $GOMEMLIMIT or none), or a size such as 112GiB.
+	// Default auto.
+	MemoryLimit string `yaml:"memory_limit"`
 
 	node.Config `yaml:",inline"`
 }
@@ -124,6 +130,8 @@ func (f *File) settings() []setting {
 	add("log-format", "C2_LOG_FORMAT", "text or json (default text)", str(&f.LogFormat))
 	add("ack-wait", "C2_ACK_WAIT", "JetStream AckWait of partition tasks (default "+queue.AckWaitDefault.String()+")", dur(&f.AckWait))
 	add("max-deliver", "C2_MAX_DELIVER", "deliveries of a partition before it fails its job (default "+strconv.Itoa(queue.MaxDeliverDefault)+")", num(&f.MaxDeliver))
+	add("memory-limit", "C2_MEMORY_LIMIT", "Go soft memory limit: auto (90% of the host's or cgroup's memory unless $GOMEMLIMIT is set), off, or a size such as 112GiB (default auto)",
+		parsed(&f.MemoryLimit, func(v string) (string, error) { _, err := memlimit.Parse(v); return v, err }))
 
 	add("id", "C2_WORKER_ID", "worker id in the registry (default <host>-<pid>)", str(&f.ID))
 	add("shapes", "C2_SHAPES", "comma-separated proof shapes to prove, e.g. 32GiB; required", list(&f.Shapes))
@@ -204,6 +212,9 @@ func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet
 		return nil, ferr
 	}
 	f.fillDefaults()
+	if _, err := memlimit.Parse(f.MemoryLimit); err != nil { // from the file (flags and variables were checked as set)
+		return nil, fmt.Errorf("memory_limit: %w", err)
+	}
 	return f, nil
 }
 
@@ -259,6 +270,9 @@ func (f *File) fillDefaults() {
 	}
 	if f.LogFormat == "" {
 		f.LogFormat = "text"
+	}
+	if f.MemoryLimit == "" {
+		f.MemoryLimit = memlimit.ModeAuto
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ interlock: split
 vram_budget_bytes: 1000
 drain_timeout: 90s
 ack_wait: 2m
+memory_limit: 100GiB
 `), 0o600))
 
 	f, err := load(t, []string{"-config", path}, nil)
@@ -46,6 +48,7 @@ ack_wait: 2m
 	require.Equal(t, 2*time.Minute, f.AckWait)
 	require.Equal(t, MetricsListenDefault, f.MetricsListen, "defaults fill what nobody set")
 	require.True(t, *f.OTLPInsecure)
+	require.Equal(t, "100GiB", f.MemoryLimit)
 
 	// The environment overrides the file; flags override both.
 	env := map[string]string{"C2_REDIS_ADDR": "env:6379", "C2_INTERLOCK": "exclusive", "C2_DEVICES": "2", "C2_WORKER_CONFIG": path}
@@ -58,6 +61,16 @@ ack_wait: 2m
 	require.Equal(t, []string{"2KiB"}, f.Shapes)
 	require.True(t, f.TrustedParams, "a bare boolean flag means true")
 	require.False(t, *f.OTLPInsecure)
+	require.Equal(t, "100GiB", f.MemoryLimit)
+	f, err = load(t, []string{"-memory-limit", "off"}, map[string]string{"C2_MEMORY_LIMIT": "64GiB"})
+	require.NoError(t, err)
+	require.Equal(t, "off", f.MemoryLimit)
+	f, err = load(t, nil, map[string]string{"C2_MEMORY_LIMIT": "64GiB"})
+	require.NoError(t, err)
+	require.Equal(t, "64GiB", f.MemoryLimit)
+	f, err = load(t, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, "auto", f.MemoryLimit, "the default")
 }
 
 func TestLoadErrorsNameTheSetting(t *testing.T) {
@@ -70,6 +83,13 @@ func TestLoadErrorsNameTheSetting(t *testing.T) {
 	require.ErrorContains(t, err, "-drain-timeout")
 	_, err = load(t, nil, map[string]string{"C2_DEVICES": "0,x"})
 	require.ErrorContains(t, err, "C2_DEVICES")
+	_, err = load(t, []string{"-memory-limit", "lots"}, nil)
+	require.ErrorContains(t, err, "-memory-limit")
+	_, err = load(t, nil, map[string]string{"C2_MEMORY_LIMIT": "-5GiB"})
+	require.ErrorContains(t, err, "C2_MEMORY_LIMIT")
+	require.NoError(t, os.WriteFile(path, []byte("memory_limit: plenty\n"), 0o600))
+	_, err = load(t, []string{"-config", path}, nil)
+	require.ErrorContains(t, err, "memory_limit")
 	_, err = load(t, []string{"extra"}, nil)
 	require.ErrorContains(t, err, "unexpected arguments")
 	_, err = load(t, []string{"-config", filepath.Join(t.TempDir(), "missing.yaml")}, nil)
@@ -83,9 +103,14 @@ func TestMainExitCodes(t *testing.T) {
 	require.Equal(t, 2, Main([]string{"-ack-wait", "x"}, io.Discard, io.Discard, env))
 	require.Equal(t, 0, Main([]string{"-h"}, io.Discard, io.Discard, env))
 	// Nothing listens on port 1: the worker fails to connect and says so.
+	// It sets the Go soft memory limit first, and logs it.
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
 	var out safeBuffer
-	require.Equal(t, 1, Main([]string{"-nats", "nats://127.0.0.1:1", "-metrics-listen", "off"}, io.Discard, &out, env))
+	require.Equal(t, 1, Main([]string{"-nats", "nats://127.0.0.1:1", "-metrics-listen", "off", "-memory-limit", "3000GiB"}, io.Discard, &out, env))
 	require.Contains(t, out.String(), "127.0.0.1:1")
+	require.Equal(t, int64(3000)<<30, debug.SetMemoryLimit(-1))
+	require.Contains(t, out.String(), "worker: Go soft memory limit 3000.0 GiB")
 }
 
 // The example configuration shipped in deploy/config loads (every key is
@@ -97,4 +122,5 @@ func TestExampleConfigLoads(t *testing.T) {
 	require.Equal(t, "compute", f.Interlock)
 	require.Equal(t, 2, f.GPUWorkersPerDevice)
 	require.Equal(t, 2*time.Minute, f.DrainTimeout)
+	require.Equal(t, "auto", f.MemoryLimit)
 }

@@ -17,6 +17,7 @@ import (
 	gnarklogger "github.com/consensys/gnark/logger"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 	"github.com/c2cluster/c2cluster/worker/node"
@@ -89,6 +90,14 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 		return err
 	}
 	slog.SetDefault(log)
+	// Go's soft memory limit: a 32 GiB worker holds tens of GB live, and
+	// the collector's default target (twice the live heap) would not fit.
+	ml, err := memlimit.Parse(cfg.MemoryLimit)
+	if err != nil {
+		return fmt.Errorf("memory_limit: %w", err)
+	}
+	limit, why := memlimit.Apply(ml)
+	log.Info("worker: Go soft memory limit "+memlimit.Format(limit), "bytes", limit, "memory_limit", ml.String(), "why", why)
 	// gnark logs every solve at debug level on stdout; our spans and logs
 	// carry the timings.
 	gnarklogger.Disable()

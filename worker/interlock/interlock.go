@@ -187,17 +187,52 @@ type Report struct {
 // events (the slot name). The task is always released, and its VRAM given
 // back, on every path. Errors from the backend are returned wrapped with
 // the stage; ctx's error is returned when ctx ends during a wait.
-func (d *Device) Prove(ctx context.Context, key groth16.Key, w *groth16.Synthesized, rnd groth16.Randomness, who string) (*groth16.Proof, Report, error) {
+//
+// Options: WitnessDone.
+func (d *Device) Prove(ctx context.Context, key groth16.Key, w *groth16.Synthesized, rnd groth16.Randomness, who string, opts ...ProveOption) (*groth16.Proof, Report, error) {
 	p := &proofRun{d: d, who: who}
+	for _, o := range opts {
+		o(p)
+	}
+	defer p.witnessDone() // on every path, after the task's Release at the latest
 	proof, err := p.run(ctx, key, w, rnd)
 	return proof, p.rep, err
 }
+
+// ProveOption configures one Prove.
+type ProveOption func(*proofRun)
+
+// WitnessDone has Prove call done, once, as soon as the task no longer
+// reads the witness: after the stage that last reads it when the task says
+// so (groth16.WitnessHolder: the CUDA backend after Upload, the CPU backend
+// after Compute), else when the task is released; on every path, also when
+// Prove fails. A worker gives the witness's buffers back to its pool there
+// (groth16.Synthesized.Release), so the next synthesis reuses them while
+// this proof computes.
+func WitnessDone(done func()) ProveOption { return func(p *proofRun) { p.done = done } }
 
 type proofRun struct {
 	d    *Device
 	who  string
 	rep  Report
 	task groth16.Task
+	done func() // WitnessDone's, until called
+}
+
+// witnessDone calls the WitnessDone callback the first time.
+func (p *proofRun) witnessDone() {
+	if f := p.done; f != nil {
+		p.done = nil
+		f()
+	}
+}
+
+// afterStage calls WitnessDone's callback when the task says it no longer
+// reads the witness.
+func (p *proofRun) afterStage() {
+	if p.done != nil && !groth16.HoldsWitness(p.task) {
+		p.witnessDone()
+	}
 }
 
 func (p *proofRun) emit(e Event) {
@@ -228,6 +263,7 @@ func (p *proofRun) run(ctx context.Context, key groth16.Key, w *groth16.Synthesi
 	var releaseVRAM func()
 	defer func() {
 		p.task.Release()
+		p.witnessDone()
 		if releaseVRAM != nil {
 			releaseVRAM()
 		}
@@ -243,9 +279,11 @@ func (p *proofRun) run(ctx context.Context, key groth16.Key, w *groth16.Synthesi
 	if err := p.locked(ctx, d.upload, LockUpload, StageUpload, telemetry.StageUpload, p.task.Upload); err != nil {
 		return nil, err
 	}
+	p.afterStage()
 	if err := p.locked(ctx, d.compute, LockCompute, StageCompute, telemetry.StageCompute, p.task.Compute); err != nil {
 		return nil, err
 	}
+	p.afterStage()
 	var proof *groth16.Proof
 	err = p.stage(ctx, StageEpilogue, telemetry.StageEpilogue, func(ctx context.Context) error {
 		var err error

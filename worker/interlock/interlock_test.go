@@ -470,3 +470,83 @@ func TestConfigValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ModeSplit, m)
 }
+
+// copyingKey's tasks say they stop reading the witness once Upload has
+// returned, as the CUDA backend's do (groth16.WitnessHolder).
+type copyingKey struct{ *gatedKey }
+
+func (k copyingKey) Prepare(ctx context.Context, w *groth16.Synthesized, rnd groth16.Randomness) (groth16.Task, error) {
+	t, err := k.gatedKey.Prepare(ctx, w, rnd)
+	if err != nil {
+		return nil, err
+	}
+	return &copyingTask{gatedTask: t.(*gatedTask)}, nil
+}
+
+type copyingTask struct {
+	*gatedTask
+	uploaded bool
+}
+
+func (t *copyingTask) Upload(ctx context.Context) error {
+	err := t.gatedTask.Upload(ctx)
+	t.uploaded = true
+	return err
+}
+func (t *copyingTask) HoldsWitness() bool { return !t.uploaded }
+
+// TestWitnessDoneAfterLastRead: Prove's WitnessDone callback runs once, right
+// after the stage that last reads the witness — Compute for the CPU
+// backend, Upload for a task that copies it there (the CUDA backend's
+// behaviour), Release for a task that does not say — and once on a failed
+// proof too.
+func TestWitnessDoneAfterLastRead(t *testing.T) {
+	t.Parallel()
+	f := loadFixture(t)
+	for _, tc := range []struct {
+		name        string
+		key         func(s *slot) groth16.Key
+		after       string // the stage whose end precedes the callback
+		beforeStage string // the stage that starts after it ("" : none)
+	}{
+		{"cpu", func(*slot) groth16.Key { return f.key }, StageCompute, StageEpilogue},
+		{"copies-at-upload", func(s *slot) groth16.Key { return copyingKey{s.key} }, StageUpload, StageCompute},
+		{"does-not-say", func(s *slot) groth16.Key { return s.key }, StageEpilogue, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newRecorder()
+			d := newDevice(t, ModeCompute, 0, rec, nil)
+			s := newSlot(f, tc.name)
+			calls, at := 0, -1
+			rnd, err := groth16.NewRandomness()
+			require.NoError(t, err)
+			proof, _, err := d.Prove(context.Background(), tc.key(s), f.w, rnd, s.name, WitnessDone(func() {
+				calls++
+				at = len(rec.snapshot())
+			}))
+			require.NoError(t, err)
+			require.NoError(t, groth16.Verify(f.vk, proof, f.public))
+			require.Equal(t, 1, calls)
+			_, end := rec.interval(s.name, tc.after)
+			require.Greater(t, at, end, "called after %s ended", tc.after)
+			if tc.beforeStage != "" {
+				start, _ := rec.interval(s.name, tc.beforeStage)
+				require.LessOrEqual(t, at, start, "called before %s started", tc.beforeStage)
+			}
+		})
+	}
+	t.Run("failed", func(t *testing.T) {
+		rec := newRecorder()
+		d := newDevice(t, ModeCompute, 0, rec, nil)
+		s := newSlot(f, "F", StageUpload)
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		go func() {
+			rec.waitEvent(t, "F", EventStageStart, StageUpload)
+			cancel()
+		}()
+		_, _, err := d.Prove(ctx, copyingKey{s.key}, f.w, groth16.Randomness{}, s.name, WitnessDone(func() { calls++ }))
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, 1, calls)
+	})
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/groth16/cuda/cudatest"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/jobstore/jobstoretest"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		redisSrv = r
 		var err error
 		paramsDir, err = os.MkdirTemp("", "c2-worker-params-")
-		return func() { os.RemoveAll(paramsDir) }, err
+		return func() { os.RemoveAll(paramsDir); cudatest.Cleanup() }, err
 	}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
 }
 

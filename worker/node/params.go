@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -22,12 +24,57 @@ var ErrParams = errors.New("node: parameters")
 // and the prepared verifying key that checks every partition proof. Make it
 // with LoadShapeParams (a parameters folder, as a worker does at start) or
 // NewShapeParams (parameters made in memory, e.g. by a benchmark).
+//
+// The host copy of the proving key (41.6 GiB at 32 GiB) is kept only while
+// a loaded key may need it: a Prover whose every device holds the shape
+// resident in device memory (CUDA, residency device) drops it once it has
+// loaded them all (HostKeyReleased), and the memory is collected; the CPU
+// backend and pinned residency read the host points for every proof, so
+// with those it stays. A ShapeParams whose key was dropped cannot be loaded
+// onto another Prover (ErrParams: load the parameters again).
 type ShapeParams struct {
 	name     string
 	compiled *circuit.Compiled
-	pk       *groth16.ProvingKey
+	vk       groth16.VerifyingKey // a copy: it outlives the proving key
 	pvk      *groth16.PreparedVerifyingKey
 	bytes    int64 // size of the .params file (or of the points, for parameters made in memory)
+
+	mu       sync.Mutex
+	pk       *groth16.ProvingKey // nil once released
+	released bool
+}
+
+// newShapeParams wraps checked parameters.
+func newShapeParams(name string, compiled *circuit.Compiled, pk *groth16.ProvingKey, pvk *groth16.PreparedVerifyingKey, bytes int64) *ShapeParams {
+	vk := pk.VK
+	vk.IC = slices.Clone(pk.VK.IC)
+	return &ShapeParams{name: name, compiled: compiled, pk: pk, vk: vk, pvk: pvk, bytes: bytes}
+}
+
+// provingKey is the host proving key to load onto a backend.
+func (sp *ShapeParams) provingKey() (*groth16.ProvingKey, error) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.pk == nil {
+		return nil, fmt.Errorf("%w: shape %s: the host proving key was released once another prover held it resident on every device; load the parameters again", ErrParams, sp.name)
+	}
+	return sp.pk, nil
+}
+
+// releaseHostKey drops the host proving key (every loaded key holds the
+// shape in device memory).
+func (sp *ShapeParams) releaseHostKey() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.pk, sp.released = nil, true
+}
+
+// HostKeyReleased reports whether the host copy of the proving key was
+// dropped because every device of a Prover holds the shape resident.
+func (sp *ShapeParams) HostKeyReleased() bool {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.released
 }
 
 // Name is the shape's name.
@@ -37,7 +84,8 @@ func (sp *ShapeParams) Name() string { return sp.name }
 func (sp *ShapeParams) Compiled() *circuit.Compiled { return sp.compiled }
 
 // VerifyingKey is the verifying key of the parameters.
-func (sp *ShapeParams) VerifyingKey() *groth16.VerifyingKey { return &sp.pk.VK }
+// (a copy, kept when the proving key is released).
+func (sp *ShapeParams) VerifyingKey() *groth16.VerifyingKey { return &sp.vk }
 
 // Bytes is the size of the parameters: the .params file they were read
 // from, or the bellperson layout's size for parameters made in memory.
@@ -58,7 +106,7 @@ func NewShapeParams(name string, compiled *circuit.Compiled, pk *groth16.Proving
 	if err != nil {
 		return nil, fmt.Errorf("%w: shape %s: verifying key: %v", ErrParams, name, err)
 	}
-	return &ShapeParams{name: name, compiled: compiled, pk: pk, pvk: pvk, bytes: paramsBytes(pk)}, nil
+	return newShapeParams(name, compiled, pk, pvk, paramsBytes(pk)), nil
 }
 
 // paramsBytes is the size of pk in the bellperson .params layout.
@@ -142,7 +190,7 @@ func loadShape(ctx context.Context, cfg Config, name string) (*ShapeParams, erro
 	}
 	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", time.Since(start).Round(time.Millisecond),
 		"subgroup_checked", !cfg.TrustedParams)
-	return &ShapeParams{name: name, compiled: compiled, pk: pk, pvk: pvk, bytes: fi.Size()}, nil
+	return newShapeParams(name, compiled, pk, pvk, fi.Size()), nil
 }
 
 // checkFits compares the key's section lengths with the circuit.

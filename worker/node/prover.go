@@ -31,6 +31,9 @@ type Prover struct {
 	shapes  map[string]*ShapeParams
 	order   []string // shape names, in configuration order
 	devices []*device
+	// buffers holds each shape's partition buffers (wires, A, B, C) for
+	// reuse across partitions, at most one set per slot (bufferLimit).
+	buffers map[string]*groth16.BufferPool
 
 	mu     sync.Mutex
 	closed bool
@@ -104,13 +107,14 @@ func defaultWorkers(backendName string) int {
 
 // openProver loads the shapes onto every selected device.
 func openProver(ctx context.Context, cfg Config, sel backend.Selection, opts backend.Options, shapes []*ShapeParams) (*Prover, error) {
-	p := &Prover{cfg: cfg, sel: sel, shapes: map[string]*ShapeParams{}}
+	p := &Prover{cfg: cfg, sel: sel, shapes: map[string]*ShapeParams{}, buffers: map[string]*groth16.BufferPool{}}
 	for _, sp := range shapes {
 		if _, dup := p.shapes[sp.name]; dup {
 			return nil, fmt.Errorf("node: shape %s given twice", sp.name)
 		}
 		p.shapes[sp.name] = sp
 		p.order = append(p.order, sp.name)
+		p.buffers[sp.name] = sp.compiled.NewBufferPool(p.bufferLimit(len(sel.Devices)))
 	}
 	for _, idx := range sel.Devices {
 		d, err := p.openDevice(ctx, opts, idx)
@@ -120,7 +124,27 @@ func openProver(ctx context.Context, cfg Config, sel backend.Selection, opts bac
 		}
 		p.devices = append(p.devices, d)
 	}
+	p.releaseHostKeys()
 	return p, nil
+}
+
+// releaseHostKeys drops the host copy of every shape's proving key that
+// every device holds in device memory: those keys no longer reference the
+// host points (the CUDA backend copied them), so the 41.6 GiB of a 32 GiB
+// shape can be collected. Keys on the CPU backend or pinned read the host
+// points for every proof; a shape with one of those keeps its copy.
+func (p *Prover) releaseHostKeys() {
+	for _, name := range p.order {
+		resident := len(p.devices) > 0
+		for _, d := range p.devices {
+			resident = resident && d.keys[name].Residency() == "device"
+		}
+		if resident {
+			sp := p.shapes[name]
+			sp.releaseHostKey()
+			p.cfg.Logger.Info("worker: host copy of the parameters released (resident on every device)", "shape", name, "bytes", sp.bytes)
+		}
+	}
 }
 
 func (p *Prover) openDevice(ctx context.Context, opts backend.Options, idx int) (*device, error) {
@@ -137,7 +161,14 @@ func (p *Prover) openDevice(ctx context.Context, opts backend.Options, idx int) 
 	for _, name := range p.order {
 		sp := p.shapes[name]
 		start := time.Now()
-		k, err := b.Load(ctx, sp.pk)
+		pk, err := sp.provingKey()
+		if err != nil {
+			for _, k := range d.keys {
+				_ = k.Close()
+			}
+			return nil, err
+		}
+		k, err := b.Load(ctx, pk)
 		if err != nil {
 			for _, k := range d.keys {
 				_ = k.Close()
@@ -150,6 +181,22 @@ func (p *Prover) openDevice(ctx context.Context, opts backend.Options, idx int) 
 			"took", time.Since(start).Round(time.Millisecond))
 	}
 	return d, nil
+}
+
+// bufferLimit is how many sets of partition buffers a shape's pool keeps:
+// one per slot. A slot holds its set from synthesis until the backend has
+// read the witness (the CUDA backend: Upload; the CPU backend: Compute), so
+// no slot waits for one, and memory for witnesses stays at one set per slot
+// however many partitions go through.
+func (p *Prover) bufferLimit(devices int) int { return devices * p.cfg.GPUWorkersPerDevice }
+
+// BufferStats reports the pool of a shape's partition buffers (zero for an
+// unknown shape).
+func (p *Prover) BufferStats(shape string) groth16.BufferStats {
+	if b := p.buffers[shape]; b != nil {
+		return b.Stats()
+	}
+	return groth16.BufferStats{}
 }
 
 func (p *Prover) newLock(idx int, mode interlock.Mode, budget int64) (*interlock.Device, error) {
@@ -177,6 +224,9 @@ func (p *Prover) Close() {
 	if !p.closed {
 		p.closed = true
 		p.closeDevices()
+		for _, b := range p.buffers {
+			b.Drain()
+		}
 	}
 }
 
@@ -248,6 +298,9 @@ func (p *Prover) SetInterlock(mode interlock.Mode, workersPerDevice int, budget 
 		d.lock = locks[i]
 	}
 	p.cfg.Interlock, p.cfg.GPUWorkersPerDevice, p.cfg.VRAMBudget = string(mode), workersPerDevice, budget
+	for _, b := range p.buffers {
+		b.SetLimit(p.bufferLimit(len(p.devices)))
+	}
 	return nil
 }
 
@@ -342,7 +395,11 @@ func (s *Slot) ProvePartition(ctx context.Context, shape string, out *c1.Output,
 	}
 	sctx, sspan := telemetry.Tracer().Start(ctx, telemetry.SpanSynthesize, trace.WithAttributes(telemetry.AttrShape.String(shape)))
 	start := time.Now()
-	w, err := sp.compiled.Synthesize(sctx, out, k)
+	// The witness is built in one of the shape's pooled buffer sets and
+	// given back as soon as the backend no longer reads it (WitnessDone
+	// below), on every path (the deferred Release).
+	w, err := sp.compiled.Synthesize(sctx, out, k, circuit.WithBuffers(p.buffers[shape]))
+	defer w.Release()
 	res.Synthesis = time.Since(start)
 	telemetry.RecordFailure(sspan, err)
 	sspan.End()
@@ -360,9 +417,8 @@ func (s *Slot) ProvePartition(ctx context.Context, shape string, out *c1.Output,
 		return res, &StageError{Stage: StageProve, Err: err}
 	}
 	start = time.Now()
-	proof, rep, err := s.dev.lock.Prove(ctx, key, w, rnd, s.name)
+	proof, rep, err := s.dev.lock.Prove(ctx, key, w, rnd, s.name, interlock.WitnessDone(w.Release))
 	wall := time.Since(start)
-	w = nil // the witness is the biggest allocation of a partition: let it go before verifying
 	res.Interlock = rep
 	res.LockWait = rep.LockWait
 	res.Prove = wall - rep.LockWait

@@ -3,9 +3,11 @@ package node_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -51,6 +53,7 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 	require.Equal(t, []string{"cpu0"}, p.DeviceNames())
 	require.Equal(t, 1, p.WorkersPerDevice(), "the CPU backend's default")
 	require.Equal(t, "host", p.Residency(testShape))
+	require.False(t, sp.HostKeyReleased(), "the CPU backend reads the host points: they stay")
 
 	require.ErrorContains(t, p.SetInterlock("turbo", 1, 0), "turbo")
 	require.ErrorContains(t, p.SetInterlock(interlock.ModeNone, 1000, 0), "exceeds")
@@ -104,4 +107,64 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 	require.ErrorAs(t, err, &se)
 	require.Equal(t, node.StageSynthesize, se.Stage)
 	require.ErrorIs(t, err, circuit.ErrUnsatisfied)
+
+	// One set of partition buffers served the three syntheses (one slot at
+	// a time); each came back, also from the failed paths.
+	st := p.BufferStats(testShape)
+	require.Equal(t, 2, st.Limit, "one set per slot")
+	require.Equal(t, int64(1), st.Allocated)
+	require.Equal(t, int64(2), st.Reused)
+	require.Equal(t, 0, st.InUse)
+}
+
+// TestProverReusesBuffers: two slots prove a job's partitions again and
+// again at the same time; every proof verifies against the natively
+// computed public inputs, and the witnesses lived in at most two buffer
+// sets (one per slot), reused for every other partition.
+func TestProverReusesBuffers(t *testing.T) {
+	pk := params(t)
+	ctx := context.Background()
+	shape, err := porep.ShapeByName(testShape)
+	require.NoError(t, err)
+	compiled, err := circuit.ForShape(shape)
+	require.NoError(t, err)
+	sp, err := node.NewShapeParams(testShape, compiled, pk)
+	require.NoError(t, err)
+	p, err := node.NewProver(ctx, node.Config{ID: "reuse", Backend: "cpu", GPUWorkersPerDevice: 2, CPUThreads: 1}, sp)
+	require.NoError(t, err)
+	defer p.Close()
+	out, err := c1.ParseBytes(sealedC1(t, 9))
+	require.NoError(t, err)
+	const rounds = 3
+	slots := p.Slots()
+	errs := make(chan error, len(slots))
+	for i, s := range slots {
+		go func() {
+			for r := range rounds {
+				k := (i + r) % out.Shape.Partitions
+				res, err := s.ProvePartition(ctx, testShape, out, k, nil)
+				if err == nil {
+					var in []fr.Element
+					if in, err = circuit.PublicInputs(out, k); err == nil {
+						err = groth16.Verify(&pk.VK, res.Proof, in)
+					}
+				}
+				if err != nil {
+					errs <- fmt.Errorf("%s round %d partition %d: %w", s.Name(), r, k, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range slots {
+		require.NoError(t, <-errs)
+	}
+	st := p.BufferStats(testShape)
+	require.Equal(t, 2, st.Limit)
+	require.LessOrEqual(t, st.Allocated, int64(2))
+	require.Equal(t, int64(len(slots)*rounds), st.Allocated+st.Reused)
+	require.GreaterOrEqual(t, st.Reused, int64(len(slots)*rounds-2))
+	require.Equal(t, 0, st.InUse)
+	require.Zero(t, st.Waits, "a slot never waits for a set")
 }

@@ -260,7 +260,8 @@ func checkSynthetic(sh shape, w *groth16.Synthesized) error {
 }
 
 // Prepare validates w (host only; no device access) and sizes the task.
-// w is read again by Upload and must not change before Upload returns.
+// w is read again by Upload and must not change before Upload returns;
+// after that the task no longer references it (HoldsWitness).
 func (k *key) Prepare(ctx context.Context, w *groth16.Synthesized, rnd groth16.Randomness) (groth16.Task, error) {
 	start := time.Now()
 	if err := ctx.Err(); err != nil {
@@ -308,6 +309,7 @@ type rawResults struct {
 }
 
 func (t *task) DeviceBytes() int64        { return t.bytes }
+func (t *task) HoldsWitness() bool        { return t.w != nil } // groth16.WitnessHolder: until Upload returns
 func (t *task) Timings() groth16.Timings  { return t.timings }
 func (t *task) dev() int                  { return t.k.b.cfg.Device }
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -331,6 +333,9 @@ func (t *task) Upload(ctx context.Context) error {
 	}
 	t.ct = ct
 	err = uploadWitness(t.k.b.lib.a, t.dev(), ct, t.w)
+	// The library has copied the witness (or failed): the host arrays are
+	// free for the next one (HoldsWitness).
+	t.w = nil
 	t.timings.Upload = time.Since(start)
 	return err
 }

@@ -4,9 +4,7 @@ package cuda
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,97 +14,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/groth16/cuda/cudatest"
 )
 
 var (
-	testLibOnce   sync.Once
-	testLib       *Library
-	testLibEmu    bool
-	testLibErr    string
-	testLibBroken bool // the emulator failed to build from the sources (not a missing compiler)
-	emuDir        string
+	testLibOnce sync.Once
+	testLib     *Library
+	testLibEmu  bool
+	testLibErr  string
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if emuDir != "" {
-		os.RemoveAll(emuDir)
-	}
+	cudatest.Cleanup()
 	os.Exit(code)
-}
-
-// EnvEmulator set to "off" keeps the tests from building the CPU emulator
-// when $C2G_CUDA_LIB is unset.
-const envEmulator = "C2G_CUDA_EMULATOR"
-
-// errNoCompiler: the machine cannot build the emulator (a skip). Any other
-// emulator build error is a defect in the sources and fails the tests.
-var errNoCompiler = errors.New("no g++ on PATH to build the CPU emulator")
-
-// buildEmulator compiles the library's sources with g++ against the CPU
-// emulation of the CUDA runtime (cuda/test/emu) and returns its path.
-func buildEmulator() (string, error) {
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		return "", errNoCompiler
-	}
-	root, err := filepath.Abs(filepath.Join("..", "..", "..", "cuda"))
-	if err != nil {
-		return "", err
-	}
-	emuDir, err = os.MkdirTemp("", "c2g-emu-")
-	if err != nil {
-		return "", err
-	}
-	units := []string{"api", "prover", "staging", "ntt", "msm_common", "msm_g1", "msm_g2", "random", "fixedbase", "selftest"}
-	errs := make([]error, len(units))
-	var wg sync.WaitGroup
-	for i, u := range units {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := exec.Command(cxx, "-x", "c++", "-std=c++17", "-O1", "-fPIC", "-I", filepath.Join(root, "test", "emu"),
-				"-c", filepath.Join(root, "src", u+".cu"), "-o", filepath.Join(emuDir, u+".o")).CombinedOutput()
-			if err != nil {
-				errs[i] = fmt.Errorf("g++ %s.cu: %v: %s", u, err, out)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return "", err
-	}
-	lib := filepath.Join(emuDir, "libc2groth16_emu.so")
-	args := []string{"-shared", "-o", lib}
-	for _, u := range units {
-		args = append(args, filepath.Join(emuDir, u+".o"))
-	}
-	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("link emulator: %v: %s", err, out)
-	}
-	return lib, nil
 }
 
 // gpu returns the library and device 0 for the device tests: the library
 // named by $C2G_CUDA_LIB (a real GPU build, or the emulator), else the CPU
-// emulator built from source with g++ (so CI runs the kernels' code), else
-// it skips the test with the reason.
+// emulator built from source with g++ (cudatest: so CI runs the kernels'
+// code), else it skips the test with the reason; an emulator that does not
+// build from the sources fails it.
 func gpu(t testing.TB) (*Library, int) {
 	t.Helper()
+	path := cudatest.Library(t)
 	testLibOnce.Do(func() {
-		path := os.Getenv(EnvLibrary)
-		if path == "" {
-			if os.Getenv(envEmulator) == "off" {
-				testLibErr = "device test skipped: set " + EnvLibrary + " to a libc2groth16.so built by cuda/build.sh"
-				return
-			}
-			var err error
-			if path, err = buildEmulator(); err != nil {
-				testLibErr = "device test skipped: no " + EnvLibrary + " and no emulator: " + err.Error()
-				testLibBroken = !errors.Is(err, errNoCompiler)
-				return
-			}
-		}
 		lib, err := Open(path)
 		if err != nil {
 			testLibErr = "device test skipped: " + err.Error()
@@ -123,19 +55,13 @@ func gpu(t testing.TB) (*Library, int) {
 			return
 		}
 		testLib = lib
-		testLibEmu = info.Name == emulatorName
+		testLibEmu = info.Name == cudatest.EmulatorName
 	})
-	if testLibBroken {
-		t.Fatal("the CPU emulator of the CUDA library does not build: " + testLibErr)
-	}
 	if testLib == nil {
 		t.Skip(testLibErr)
 	}
 	return testLib, 0
 }
-
-// emulatorName is the device name the CPU emulator reports.
-const emulatorName = "c2g CPU emulator"
 
 // sized returns small when the device is the (slow) CPU emulator.
 func sized[T any](full, small T) T {

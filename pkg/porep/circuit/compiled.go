@@ -74,10 +74,28 @@ type options struct {
 	// wholeSolve makes Synthesize run gnark's solver on the whole partition
 	// system (as before the per-template solve; the tests' oracle).
 	wholeSolve bool
+	// buffers is where Synthesize takes the instance's vectors from.
+	buffers *groth16.BufferPool
 }
 
 // WithProgress reports long stages (compiling, solving) to p.
 func WithProgress(p groth16.Progress) Option { return func(o *options) { o.progress = p } }
+
+// WithBuffers makes Synthesize solve into a set of buffers taken from pool
+// (groth16.NewBufferPool of this circuit's Circuit(); it waits for one when
+// the pool is at its limit) instead of allocating ~16 GiB per 32 GiB
+// partition. The returned instance owns the set: the caller gives it back
+// with Synthesized.Release once the proof no longer reads the witness
+// (groth16.WitnessHolder; after the task's Release at the latest). A failed
+// synthesis gives it back itself. Only the per-template solve uses the pool
+// (the tests' whole-system oracle allocates as gnark's solver does).
+func WithBuffers(pool *groth16.BufferPool) Option { return func(o *options) { o.buffers = pool } }
+
+// NewBufferPool returns a pool of this circuit's partition buffers holding
+// at most limit sets (see WithBuffers).
+func (c *Compiled) NewBufferPool(limit int) *groth16.BufferPool {
+	return groth16.NewBufferPool(c.circuit, limit)
+}
 
 func collect(opts []Option) options {
 	var o options

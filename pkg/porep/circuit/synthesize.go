@@ -62,21 +62,33 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 			err = fmt.Errorf("%w: shape %s partition %d: %v", ErrUnsatisfied, c.params.Name, k, err)
 		}
 	} else {
-		s, err = c.solveTemplates(ctx, wit, k)
+		s, err = c.solveTemplates(ctx, wit, k, o.buffers)
 	}
 	if err != nil {
 		return nil, err
 	}
 	o.progress("circuit: solve", 1, 1)
 	if err := ctx.Err(); err != nil {
+		s.Release()
 		return nil, err
 	}
 	return s, nil
 }
 
 // solveTemplates solves the partition system per template use (see
-// Synthesize) on a full partition witness.
-func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k int) (*groth16.Synthesized, error) {
+// Synthesize) on a full partition witness, into a set of pool's buffers
+// when pool is not nil.
+//
+// Every element of the vectors it hands on is written here, so a reused set
+// needs no clearing: the wires are the constant one, the witness, and the
+// internal wires of the head and of every challenge (contiguous per use,
+// together all of them: assemble checks the count); A, B, C are the
+// constraints of the head and every challenge (contiguous per use, together
+// all of them: replay checks each use's count), and the input rows are
+// written by groth16's Synthesized. Capacity beyond that is left as it is
+// (backends never read past len: groth16.Synthesized).
+// TestSynthesizeIntoDirtyBuffers checks it.
+func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k int, pool *groth16.BufferPool) (_ *groth16.Synthesized, err error) {
 	t := c.templates
 	gc := c.circuit
 	r := gc.R1CS()
@@ -84,16 +96,33 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	if !ok || len(vec) != len(r.Public)-1+len(r.Secret) {
 		return nil, fmt.Errorf("circuit: solve: witness is %T of %d values, want %d BLS12-381 values", wit.Vector(), len(vec), len(r.Public)-1+len(r.Secret))
 	}
-	// The partition's vectors, allocated once; each template use writes
-	// its own disjoint ranges. A, B, C have room for the input rows
-	// (groth16's Synthesized appends them in place).
-	wires := make([]fr.Element, gc.NumInputs()+gc.NumAux())
+	// The partition's vectors, allocated once (or taken from the pool);
+	// each template use writes its own disjoint ranges. A, B, C have room
+	// for the input rows (groth16's Synthesized appends them in place).
+	var buf *groth16.Buffers
+	var wires, a, b, cv []fr.Element
+	if pool != nil {
+		if pool.Circuit() != gc {
+			return nil, fmt.Errorf("circuit: solve: buffer pool of another circuit")
+		}
+		if buf, err = pool.Get(ctx); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				buf.Release()
+			}
+		}()
+		wires, a, b, cv = buf.Wires, buf.A, buf.B, buf.C
+	} else {
+		nc, dom := gc.NumConstraints(), gc.DomainSize()
+		wires = make([]fr.Element, gc.NumInputs()+gc.NumAux())
+		a = make([]fr.Element, nc, dom)
+		b = make([]fr.Element, nc, dom)
+		cv = make([]fr.Element, nc, dom)
+	}
 	wires[0].SetOne()
 	copy(wires[1:], vec)
-	nc, dom := gc.NumConstraints(), gc.DomainSize()
-	a := make([]fr.Element, nc, dom)
-	b := make([]fr.Element, nc, dom)
-	cv := make([]fr.Element, nc, dom)
 
 	// solve solves one template use whose input wires are all known and
 	// scatters its solution.
@@ -166,6 +195,9 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	wg.Wait()
 	if err := cmp.Or(errs...); err != nil { // the lowest challenge that failed among those solved
 		return nil, err
+	}
+	if buf != nil {
+		return gc.SynthesizedBuffers(buf)
 	}
 	return gc.Synthesized(wires, a, b, cv)
 }

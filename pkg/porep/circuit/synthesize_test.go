@@ -3,7 +3,10 @@ package circuit
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/stretchr/testify/require"
@@ -58,7 +61,7 @@ func TestSynthesizePerTemplate(t *testing.T) {
 
 				cancelled, cancel := context.WithCancel(ctx)
 				cancel()
-				_, err = c.solveTemplates(cancelled, mustWitness(t, c, out, 0), 0)
+				_, err = c.solveTemplates(cancelled, mustWitness(t, c, out, 0), 0, nil)
 				require.ErrorIs(t, err, context.Canceled)
 
 				last := out.VanillaProofs.Partitions()[out.Shape.Partitions-1]
@@ -71,6 +74,87 @@ func TestSynthesizePerTemplate(t *testing.T) {
 				require.ErrorIs(t, err, ErrUnsatisfied, "the oracle agrees")
 			})
 		}
+	}
+}
+
+// TestSynthesizeIntoDirtyBuffers: partitions synthesized into one reused
+// set of buffers (WithBuffers) — filled with garbage first, then holding
+// the previous partition — equal fresh syntheses byte for byte (Input, Aux,
+// A, B, C, and the same capacity), for shapes of one and of two challenges
+// per partition; the pool hands out the same memory every time; a failed
+// synthesis gives its set back; a Get waiting on a full pool honours the
+// context.
+func TestSynthesizeIntoDirtyBuffers(t *testing.T) {
+	for i, shape := range []string{proveShape, solveShape, "test-tiny"} {
+		t.Run(shape, func(t *testing.T) {
+			c, err := Compile(mustParams(t, shape))
+			require.NoError(t, err)
+			out := parseC1(t, sealedC1(t, shape, uint64(60+i)))
+			ctx := context.Background()
+			pool := c.NewBufferPool(1)
+			b, err := pool.Get(ctx)
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(uint64(i), 2))
+			for _, v := range [][]fr.Element{b.Wires, b.A[:cap(b.A)], b.B[:cap(b.B)], b.C[:cap(b.C)]} {
+				for j := range v {
+					for l := range v[j] {
+						v[j][l] = r.Uint64()
+					}
+				}
+			}
+			first := &b.Wires[0]
+			b.Release()
+			n := 0
+			for round := range 2 {
+				for k := range out.Shape.Partitions {
+					want, err := c.Synthesize(ctx, out, k)
+					require.NoError(t, err)
+					got, err := c.Synthesize(ctx, out, k, WithBuffers(pool))
+					require.NoError(t, err)
+					n++
+					require.Same(t, first, &got.Input[0], "round %d partition %d: the pooled set", round, k)
+					require.Equal(t, want.NumConstraints, got.NumConstraints)
+					require.Equal(t, want.Input, got.Input, "partition %d input", k)
+					require.Equal(t, want.Aux, got.Aux, "partition %d aux", k)
+					require.Equal(t, want.A, got.A, "partition %d A", k)
+					require.Equal(t, want.B, got.B, "partition %d B", k)
+					require.Equal(t, want.C, got.C, "partition %d C", k)
+					require.Equal(t, cap(want.A), cap(got.A))
+					require.Equal(t, want.ADensityAux, got.ADensityAux)
+					require.Equal(t, want.BDensityAux, got.BDensityAux)
+					require.Equal(t, want.BDensityInput, got.BDensityInput)
+
+					// The set is in use: another synthesis waits for it.
+					cancelled, cancel := context.WithCancel(ctx)
+					cancel()
+					_, err = c.Synthesize(cancelled, out, k, WithBuffers(pool))
+					require.ErrorIs(t, err, context.Canceled)
+					got.Release()
+				}
+			}
+			st := pool.Stats()
+			require.Equal(t, int64(1), st.Allocated)
+			require.Equal(t, int64(n), st.Reused)
+			require.Equal(t, 0, st.InUse)
+
+			// A failed synthesis gives its set back.
+			last := out.VanillaProofs.Partitions()[0]
+			last[len(last)-1].ReplicaColumnProofs.CX.InclusionProof.Data.Single.Path.Path[0].Hashes[0][5] ^= 1
+			_, err = c.Synthesize(ctx, out, 0, WithBuffers(pool))
+			require.ErrorIs(t, err, ErrUnsatisfied)
+			st = pool.Stats()
+			require.Equal(t, 0, st.InUse)
+			require.Equal(t, int64(n+1), st.Reused)
+
+			// A pool of another circuit (here another compilation of the
+			// same shape) is refused.
+			if shape == proveShape {
+				other, err := Compile(mustParams(t, shape))
+				require.NoError(t, err)
+				_, err = c.Synthesize(ctx, parseC1(t, sealedC1(t, shape, 1)), 0, WithBuffers(other.NewBufferPool(1)))
+				require.ErrorContains(t, err, "another circuit")
+			}
+		})
 	}
 }
 

@@ -9,11 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
+	"github.com/c2cluster/c2cluster/pkg/groth16/cuda/cudatest"
 )
-
-// emulatorName is the device name of the CPU emulator of the CUDA library
-// (pkg/groth16/cuda's tests build it): far too slow for whole proofs.
-const emulatorName = "c2g CPU emulator"
 
 // The whole command on the CUDA backend, on a GPU host: set $C2G_CUDA_LIB
 // to a libc2groth16.so built by cuda/build.sh. Without one (CI), or on the
@@ -32,7 +29,7 @@ func TestBenchCUDA(t *testing.T) {
 	}
 	info, err := lib.DeviceInfo(0)
 	require.NoError(t, err)
-	if info.Name == emulatorName {
+	if info.Name == cudatest.EmulatorName {
 		t.Skip("cuda backend test skipped: " + path + " is the CPU emulator (minutes per proof); it runs on a real GPU")
 	}
 
@@ -42,6 +39,8 @@ func TestBenchCUDA(t *testing.T) {
 	require.Equal(t, "cuda", r.Backend.Name)
 	require.Equal(t, []string{"cuda0"}, r.Backend.Devices)
 	require.Contains(t, r.Params.FixedBase, "device 0")
+	require.Equal(t, r.Backend.Residency == "device", r.Backend.HostKeyReleased,
+		"the host copy of the parameters is dropped exactly when they are resident in device memory")
 	require.True(t, r.Verified)
 	require.Equal(t, 2, r.Proofs)
 	require.Len(t, r.Runs, 1)

@@ -49,6 +49,7 @@ import (
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
+	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
@@ -105,7 +106,7 @@ type options struct {
 	trusted      bool
 	setupSeed    string
 	jsonPath     string
-	memLimit     string
+	memLimit     memlimit.Setting
 	quiet        bool
 }
 
@@ -134,7 +135,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.trusted, "trusted-params", false, "skip the subgroup check of parameters read from -params-dir (minutes at 32 GiB)")
 	fs.StringVar(&o.setupSeed, "setup-seed", "", "make the generated toxic waste deterministic (tests only: whoever knows the seed can forge proofs)")
 	fs.StringVar(&o.jsonPath, "json", "", "write everything measured to this JSON file")
-	fs.StringVar(&o.memLimit, "mem-limit", "auto", "Go soft memory limit: auto (90% of the host's or cgroup's memory unless $GOMEMLIMIT is set), off, or bytes (e.g. 120GiB)")
+	var memLimit string
+	fs.StringVar(&memLimit, "mem-limit", "auto", "Go soft memory limit: auto (90% of the host's or cgroup's memory unless $GOMEMLIMIT is set), off, or bytes (e.g. 120GiB)")
 	fs.BoolVar(&o.quiet, "quiet", false, "only warnings from the worker's log")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, `usage: c2-bench [flags]
@@ -205,6 +207,9 @@ Flags:
 	if o.writeParams && o.paramsDir == "" {
 		return nil, usagef("-write-params needs -params-dir")
 	}
+	if o.memLimit, err = memlimit.Parse(memLimit); err != nil {
+		return nil, usagef("-mem-limit: %v", err)
+	}
 	switch o.backend {
 	case backend.NameAuto, backend.NameCPU, backend.NameCUDA:
 	default:
@@ -233,25 +238,6 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// parseBytes reads "123", "120GiB", "512MiB".
-func parseBytes(s string) (int64, error) {
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		m      int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}} {
-		if v, ok := strings.CutSuffix(s, u.suffix); ok {
-			s, mult = v, u.m
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a size", s)
-	}
-	return int64(n * float64(mult)), nil
 }
 
 // bench is one invocation's state.
@@ -291,9 +277,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	b.rep = &Report{Tool: "c2-bench", Started: b.started, Args: args, Verified: true}
 	b.rep.Host = hostInfo()
-	if err := b.setMemoryLimit(); err != nil {
-		return err
-	}
+	b.setMemoryLimit()
 	b.mem = newSampler()
 	defer b.mem.Close()
 
@@ -368,7 +352,7 @@ func (b *bench) note(format string, a ...any) {
 }
 
 func hostInfo() Host {
-	h := Host{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemTotal: memTotal(), GoVersion: runtime.Version()}
+	h := Host{CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), MemTotal: memlimit.HostMemory(), GoVersion: runtime.Version()}
 	h.Hostname, _ = os.Hostname()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -380,29 +364,14 @@ func hostInfo() Host {
 	return h
 }
 
-// setMemoryLimit sets Go's soft memory limit: at 32 GiB the live heap is
-// ~90 GB (parameters, circuit, witnesses), and the GC's default target of
-// twice the live heap would not fit the host.
-func (b *bench) setMemoryLimit() error {
-	var limit int64
-	switch b.o.memLimit {
-	case "off":
-	case "auto", "":
-		if os.Getenv("GOMEMLIMIT") == "" && b.rep.Host.MemTotal > 0 {
-			limit = b.rep.Host.MemTotal / 10 * 9
-		}
-	default:
-		n, err := parseBytes(b.o.memLimit)
-		if err != nil {
-			return usagef("-mem-limit: %v", err)
-		}
-		limit = n
-	}
-	if limit > 0 {
-		debug.SetMemoryLimit(limit)
-	}
-	b.rep.Host.MemoryLimit = debug.SetMemoryLimit(-1)
-	return nil
+// setMemoryLimit sets Go's soft memory limit (pkg/memlimit, as the worker's
+// memory_limit): at 32 GiB the live heap is ~90 GB (parameters, circuit,
+// witnesses), and the GC's default target of twice the live heap would not
+// fit the host.
+func (b *bench) setMemoryLimit() {
+	limit, why := memlimit.Apply(b.o.memLimit)
+	b.rep.Host.MemoryLimit = limit
+	b.printf("Go soft memory limit: %s (%s)", memlimit.Format(limit), why)
 }
 
 // input makes (or reads) the C1 output and parses it as a worker does.
@@ -647,6 +616,13 @@ func (b *bench) prover(ctx context.Context, sp *node.ShapeParams) (*node.Prover,
 	}
 	be.Name, be.Why, be.Devices, be.Residency = p.Backend(), p.Why(), p.DeviceNames(), p.Residency(sp.Name())
 	be.LoadSeconds = time.Since(start).Seconds()
+	if be.HostKeyReleased = sp.HostKeyReleased(); be.HostKeyReleased {
+		// Resident on every device: the host copy of the points is garbage
+		// now (nothing else here holds it); return it before proving.
+		runtime.GC()
+		debug.FreeOSMemory()
+		b.printf("prover: host copy of the parameters released (resident on every device): %s GiB", gib(sp.Bytes()))
+	}
 	if p.Backend() == backend.NameCUDA && probe != nil {
 		be.VRAMParams = map[int]int64{}
 		for _, d := range p.Devices() {
@@ -758,6 +734,7 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	b.cur.Store(rs)
 	defer b.cur.Store(nil)
 	cpu0 := cpuTime()
+	buf0 := p.BufferStats(sp.Name())
 	var wg sync.WaitGroup
 	var done atomic.Int32
 	for _, s := range slots {
@@ -776,6 +753,9 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	wall := time.Since(rs.start)
 	cpu := cpuTime() - cpu0
 	r.Peaks = b.mem.Peaks()
+	buf := p.BufferStats(sp.Name())
+	r.Buffers = Buffers{SetBytes: buf.SetBytes, Limit: buf.Limit, Allocated: buf.Allocated - buf0.Allocated,
+		Reused: buf.Reused - buf0.Reused, Waits: buf.Waits - buf0.Waits}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,12 @@ func requireRun(t *testing.T, r *Run, slots int) {
 	require.Zero(t, r.Failed, r.Name)
 	require.Equal(t, slots, r.Slots, r.Name)
 	require.Len(t, r.PartitionsDetail, 2, r.Name)
+	// The witnesses lived in the pool's buffer sets: one per slot at most,
+	// every synthesis served by one.
+	require.Equal(t, slots, r.Buffers.Limit, r.Name)
+	require.LessOrEqual(t, r.Buffers.Allocated, int64(slots), r.Name)
+	require.Equal(t, int64(2), r.Buffers.Allocated+r.Buffers.Reused, r.Name)
+	require.Positive(t, r.Buffers.SetBytes, r.Name)
 	seen := map[int]bool{}
 	for _, p := range r.PartitionsDetail {
 		require.True(t, p.Verified, "%s partition %d: %s", r.Name, p.Index, p.Error)
@@ -102,6 +108,7 @@ func TestBenchCPU(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fi.Size(), r.Params.Bytes)
 	require.Equal(t, "cpu", r.Backend.Name)
+	require.False(t, r.Backend.HostKeyReleased, "the CPU backend reads the host points")
 	require.Equal(t, []string{"cpu0"}, r.Backend.Devices)
 	require.Contains(t, r.Backend.VRAMNote, "no device memory")
 	require.True(t, r.Verified)
@@ -169,15 +176,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-partitions", "-1"}, "-partitions"},
 		{[]string{"extra"}, "unexpected arguments"},
 		{[]string{"-mem-limit", "lots", "-shape", "nope"}, "-shape"},
+		{[]string{"-mem-limit", "lots"}, "-mem-limit"},
 	} {
 		var stderr bytes.Buffer
 		err := run(context.Background(), tc.args, &bytes.Buffer{}, &stderr)
 		require.ErrorContains(t, err, tc.want, "%v", tc.args)
 		require.ErrorAs(t, err, new(usageError), "%v", tc.args)
 	}
-	n, err := parseBytes("120GiB")
-	require.NoError(t, err)
-	require.Equal(t, int64(120)<<30, n)
-	_, err = parseBytes("lots")
-	require.Error(t, err)
 }

@@ -53,31 +53,6 @@ func resetHWM() bool {
 	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
 }
 
-// memTotal is the host's memory (MemTotal), or the cgroup's limit when it
-// is lower; 0 when neither can be read.
-func memTotal() int64 {
-	var total int64
-	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-				if v := strings.Fields(rest); len(v) > 0 {
-					if n, err := strconv.ParseInt(v[0], 10, 64); err == nil {
-						total = n << 10
-					}
-				}
-			}
-		}
-	}
-	for _, p := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		if data, err := os.ReadFile(p); err == nil {
-			if n, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && n > 0 && (total == 0 || n < total) {
-				total = n
-			}
-		}
-	}
-	return total
-}
-
 // vramProbe reports one device's memory in use (total − free, device-wide:
 // cudaMemGetInfo through the library); nil where there is no GPU to ask.
 type vramProbe func(dev int) (used int64, err error)

@@ -97,6 +97,9 @@ type Backend struct {
 	Residency string   `json:"residency"`
 	// LoadSeconds is NewProver: the parameters loaded onto every device.
 	LoadSeconds float64 `json:"load_s"`
+	// HostKeyReleased: every device holds the parameters in device memory,
+	// so the host copy was dropped (node.ShapeParams) and collected.
+	HostKeyReleased bool `json:"host_key_released"`
 	// VRAMParams is the device memory the loaded parameters took per
 	// device (drop of free memory across the load); nil without a GPU.
 	VRAMParams map[int]int64 `json:"vram_params_bytes,omitempty"`
@@ -146,8 +149,20 @@ type Run struct {
 	// events: what proofs in flight allocate beside the parameters.
 	VRAMTaskPeak int64 `json:"vram_task_peak_bytes"`
 	Peaks        Peaks `json:"peaks"`
+	// Buffers is what the shape's pool of partition buffers did over the
+	// run (node.Prover reuses one set of wires/A/B/C per slot).
+	Buffers Buffers `json:"buffers"`
 
 	PartitionsDetail []*Partition `json:"partitions_detail"`
+}
+
+// Buffers is the pool of partition buffer sets over one run.
+type Buffers struct {
+	SetBytes  int64 `json:"set_bytes"`
+	Limit     int   `json:"limit_sets"`
+	Allocated int64 `json:"allocated_sets"`
+	Reused    int64 `json:"reused_sets"`
+	Waits     int64 `json:"waits"`
 }
 
 // Partition is one proved partition of a run.
