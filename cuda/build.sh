@@ -10,21 +10,13 @@
 # (default cuda/build), JOBS (parallel compiles, default nproc),
 # NVCC_FLAGS (extra flags), C2G_MUL_CALL (default 1: the NTT and MSM units
 # call one out-of-line field product; 0 inlines every product),
-# C2G_ACC_AFFINE (default 0; 1: batch-affine MSM accumulation, docs/cuda.md;
-# it changes the MSM scratch layout, so every unit gets it, emulator
-# included: build a variant into its own OUT_DIR),
 # C2G_NTT_FLAGS (extra flags for the ntt unit only, also in the emulator
-# build, e.g. -DC2G_NTT_DIAG=2; objects are not rebuilt when only flags
+# build, e.g. a -D switch of an experiment; objects are not rebuilt when only flags
 # change: use a fresh OUT_DIR or ONLY=ntt).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT_DIR:-$here/build}"
 mkdir -p "$out"
-
-defs=()
-if [[ "${C2G_ACC_AFFINE:-0}" != 0 ]]; then
-  defs+=(-DC2G_ACC_AFFINE=1)
-fi
 
 if [[ "${1:-}" == "emulator" ]]; then
   # The whole library for the CPU emulator of the CUDA runtime (test/emu):
@@ -34,7 +26,7 @@ if [[ "${1:-}" == "emulator" ]]; then
     unit=()
     # shellcheck disable=SC2206
     [[ "$src" == ntt ]] && unit=(${C2G_NTT_FLAGS:-})
-    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC "${defs[@]}" "${unit[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
+    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC "${unit[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
     pids+=($!)
   done
   fail=0
@@ -54,7 +46,7 @@ fi
 nvcc="${NVCC:-nvcc}"
 arch="${CUDA_ARCH:-sm_90}"
 jobs="${JOBS:-$(nproc)}"
-flags=(-O3 -std=c++17 -arch="$arch" -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr "${defs[@]}")
+flags=(-O3 -std=c++17 -arch="$arch" -Xcompiler -fPIC -Xcompiler -fvisibility=hidden --expt-relaxed-constexpr)
 # shellcheck disable=SC2206
 flags+=(${NVCC_FLAGS:-})
 # ONLY="msm_g1 ..." recompiles just those units (the other objects must be in

@@ -35,16 +35,8 @@
 #include <cstdlib>
 #include <exception>
 
-#include "affine.cuh"
 #include "common.cuh"
 #include "curve.cuh"
-
-// C2G_ACC_AFFINE=1 (compile time): batch-affine accumulation (see
-// "batch-affine accumulation" below); 0, the default, keeps the XYZZ
-// accumulation of the sorted bases.
-#ifndef C2G_ACC_AFFINE
-#define C2G_ACC_AFFINE 0
-#endif
 
 namespace c2g {
 
@@ -58,22 +50,6 @@ constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
 constexpr uint32_t CL_THREADS = 256;
 constexpr uint32_t CL_ITEMS = 4;
 constexpr uint32_t CL_TILE = CL_THREADS * CL_ITEMS;
-// Batch-affine accumulation: threads per block (one inversion per block and
-// level), pairs per thread, the fewest halving levels, and the sorted points
-// per chunk (the level buffers are sized for one chunk).
-constexpr uint32_t AFF_THREADS = 128;
-constexpr uint32_t AFF_PAIRS = 16;
-constexpr uint32_t AFF_LV_MIN = 5;
-template <class F>
-constexpr uint32_t aff_chunk_points() {
-  return sizeof(F) <= 48 ? (1u << 23) : (1u << 22);
-}
-// Bound on the points of the next level of a level with at most n points in
-// at most M runs: sum ceil(L/2) <= (n + runs) / 2.
-inline uint64_t aff_next_ub(uint64_t n, uint64_t M) {
-  uint64_t r = (n + (M < n ? M : n) + 1) / 2;
-  return r < n ? r : n;
-}
 
 struct msm_window_plan {
   uint32_t c, W, M;
@@ -156,14 +132,6 @@ struct msm_scratch {
   void* cub_temp;
   size_t cub_bytes = 0;
   uint64_t max_slices = 0;  // entries of run_first (also the ones' partial sums) and run_last
-#if C2G_ACC_AFFINE
-  // batch-affine levels: two point/key buffers (odd and even levels of one
-  // chunk), head flags and their exclusive sums (two each), per-bucket run
-  // starts (two), the final compact array of all chunks and its length.
-  uint64_t aff_chunk = 0, aff_ub1 = 0, aff_ub2 = 0, aff_cap = 0;
-  affine_t<F> *aff_pts[2], *aff_final;
-  uint32_t *aff_keys[2], *aff_flags[2], *aff_pos[2], *aff_bst[2], *aff_final_keys, *aff_count;
-#endif
 
   // layout assigns every region; with a.base == nullptr it only sizes them.
   void layout(arena& a, uint64_t n) {
@@ -202,30 +170,6 @@ struct msm_scratch {
     CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, cnt_one, off_one, (int)(nb + 1), (cudaStream_t)0));
     cub_bytes = sort_b;
     if (scan_b > cub_bytes) cub_bytes = scan_b;
-#if C2G_ACC_AFFINE
-    aff_chunk = nn < aff_chunk_points<F>() ? nn : aff_chunk_points<F>();
-    aff_ub1 = aff_next_ub(aff_chunk, pm.M);
-    aff_ub2 = aff_next_ub(aff_ub1, pm.M);
-    const uint64_t chunks = ceil_div(nn, aff_chunk);
-    aff_cap = ceil_div(nn, 1ull << AFF_LV_MIN) + (pm.M < nn ? pm.M : nn) + chunks;
-    if (aff_cap > nn) aff_cap = nn;
-    aff_pts[0] = a.take_n<affine_t<F>>(aff_ub1);
-    aff_pts[1] = a.take_n<affine_t<F>>(aff_ub2);
-    aff_keys[0] = a.take_n<uint32_t>(aff_ub1);
-    aff_keys[1] = a.take_n<uint32_t>(aff_ub2);
-    for (int i = 0; i < 2; i++) {
-      aff_flags[i] = a.take_n<uint32_t>(aff_chunk + 1);
-      aff_pos[i] = a.take_n<uint32_t>(aff_chunk + 1);
-      aff_bst[i] = a.take_n<uint32_t>(pm.M);
-    }
-    aff_final = a.take_n<affine_t<F>>(aff_cap);
-    aff_final_keys = a.take_n<uint32_t>(aff_cap);
-    aff_count = a.take_n<uint32_t>(1);
-    size_t aff_scan_b = 0;
-    CK(cub::DeviceScan::ExclusiveSum(nullptr, aff_scan_b, aff_flags[0], aff_pos[0], (int)(aff_chunk + 1),
-                                     (cudaStream_t)0));
-    if (aff_scan_b > cub_bytes) cub_bytes = aff_scan_b;
-#endif
     cub_temp = a.take(cub_bytes);
   }
 };
@@ -292,9 +236,8 @@ __device__ __forceinline__ affine_t<F> signed_base(const affine_t<F>* __restrict
 // run_first[t], the run holding its last point (when it is another run) to
 // run_last[t] (else infinity), and every run in between, which is a whole
 // bucket, to buckets[key]. Keys >= M (zero digits) are sorted last and end
-// the slice. Direct: the points are bases[i] themselves (the compact array
-// the batch-affine levels leave), vals is unused.
-template <class F, bool Direct = false>
+// the slice.
+template <class F>
 __global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const affine_t<F>* __restrict__ bases,
                                                     const uint32_t* __restrict__ keys,
                                                     const uint32_t* __restrict__ vals, uint32_t n, uint32_t K,
@@ -327,10 +270,7 @@ __global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const af
       acc = xyzz_t<F>::inf();
     }
     if (k >= M) break;
-    if constexpr (Direct)
-      acc.add_affine(ldg_vec(bases + i));
-    else
-      acc.add_affine(signed_base(bases, vals[i]));
+    acc.add_affine(signed_base(bases, vals[i]));
   }
   if (cur >= M) {
     run_last[t] = xyzz_t<F>::inf();
@@ -388,195 +328,6 @@ __global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_bucket_fixup(const 
   }
   buckets[b] = acc;
 }
-
-#if C2G_ACC_AFFINE
-// ---- batch-affine accumulation (C2G_ACC_AFFINE=1) -------------------------
-//
-// Instead of one XYZZ mixed addition (8M + 2S) per sorted point, each
-// window first halves every bucket's run Lv times with affine additions
-// whose denominators share one inversion per block (Montgomery's trick):
-// 1 product for the prefix, 2 on the way back, then λ, λ², λ(x1 − x3) —
-// about 6 products per addition. Level l pairs the points of rank 2j and
-// 2j+1 of each bucket's run (an odd last point is carried over), so run
-// lengths go L → ceil(L/2); after Lv levels the compact array (a few points
-// per bucket) goes through the XYZZ slices, slice tree and fix-up as before
-// (a bucket holding most of the points stays cheap). The sorted array is
-// processed in chunks of aff_chunk_points() positions so that the level
-// buffers stay bounded (a bucket cut by a chunk boundary just leaves two
-// adjacent runs in the final array); each level is a head-flag scan (CUB)
-// plus one k_aff_level launch.
-
-// Head flags of level 0 of the chunk [c0, c0 + n0) of the sorted keys: a
-// point heads a pair (or is carried alone) when its rank in its bucket's run
-// within the chunk is even. flags[n0] = 0 (the scan's total).
-template <class F>
-__global__ void k_aff_flags0(const uint32_t* __restrict__ keys, uint32_t n0, uint32_t c0,
-                             const uint32_t* __restrict__ bstart, uint32_t M, uint32_t* flags) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i > n0) return;
-  uint32_t f = 0;
-  if (i < n0) {
-    const uint32_t k = keys[i];
-    if (k < M) {
-      uint32_t rs = bstart[k];
-      rs = rs > c0 ? rs - c0 : 0;
-      f = ((i - rs) & 1) == 0;
-    }
-  }
-  flags[i] = f;
-}
-
-template <class F>
-__global__ void k_aff_advance(uint32_t* count, const uint32_t* add) {
-  if (threadIdx.x == 0 && blockIdx.x == 0) *count += *add;
-}
-
-// How p + q is formed, and its denominator d (1 when there is none).
-enum : uint32_t { AFF_Q = 0, AFF_P = 1, AFF_ADD = 2, AFF_DBL = 3, AFF_INF = 4 };
-template <class F>
-__device__ __forceinline__ uint32_t aff_kind(const affine_t<F>& p, const affine_t<F>& q, F& d) {
-  d = field_consts<F>::one();
-  if (p.is_inf()) return AFF_Q;
-  if (q.is_inf()) return AFF_P;
-  if (!(p.X == q.X)) {
-    d = q.X - p.X;
-    return AFF_ADD;
-  }
-  if (p.Y == q.Y && !p.Y.is_zero()) {
-    d = p.Y.dbl();
-    return AFF_DBL;
-  }
-  return AFF_INF;  // q = -p
-}
-
-template <class F>
-__device__ __forceinline__ affine_t<F> aff_load(const affine_t<F>* __restrict__ pts, const uint32_t* __restrict__ vals,
-                                                uint32_t i) {
-  return vals ? signed_base(pts, vals[i]) : ldg_vec(pts + i);
-}
-
-// One halving level. Input: n points (*n_dev when set, else n_host), point i
-// = pts[i] or, at level 0, the signed base of vals[i]; keys[i] its bucket,
-// sorted; flags[i] = 1 for the heads (even rank in the run), pos their
-// exclusive sum; the run of bucket k starts at bst[k] - bst_off (at least 0).
-// Each thread takes 2·AFF_PAIRS positions; a head with a partner (the next
-// point, same bucket) makes one addition, a lone head is copied. Output
-// o = base + pos[i] (base = *out_base when set): out[o], out_keys[o]; for a
-// level that is not the last also the next level's head flag and run start.
-template <class F>
-__global__ void __launch_bounds__(AFF_THREADS) k_aff_level(
-    const affine_t<F>* __restrict__ pts, const uint32_t* __restrict__ vals, const uint32_t* __restrict__ keys,
-    uint32_t n_host, const uint32_t* n_dev, const uint32_t* __restrict__ bst, uint32_t bst_off,
-    const uint32_t* __restrict__ flags, const uint32_t* __restrict__ pos, affine_t<F>* out, uint32_t* out_keys,
-    const uint32_t* out_base, uint32_t* out_flags, uint32_t* out_bst) {
-  using A = affine_t<F>;
-  __shared__ F tree[2 * AFF_THREADS];
-  const uint32_t n = n_dev ? *n_dev : n_host;
-  const uint32_t base = out_base ? *out_base : 0;
-  const uint64_t lo64 = ((uint64_t)blockIdx.x * AFF_THREADS + threadIdx.x) * (2 * AFF_PAIRS);
-  auto emit = [&](uint32_t i, uint32_t k, const A& v) {
-    const uint32_t o = pos[i];
-    out[base + o] = v;
-    out_keys[base + o] = k;
-    if (out_flags) {
-      uint32_t rs = bst[k];
-      rs = rs > bst_off ? rs - bst_off : 0;
-      const uint32_t r = i - rs;  // even: i is a head
-      out_flags[o] = ((r >> 1) & 1) == 0;
-      if (r == 0) out_bst[k] = o;
-    }
-  };
-  // heads with a partner among this thread's positions (at most AFF_PAIRS:
-  // the pairs are disjoint); lone heads are copied right away
-  uint32_t heads[AFF_PAIRS];
-  uint32_t np = 0;
-  if (lo64 < n) {
-    const uint32_t lo = (uint32_t)lo64;
-    const uint32_t hi = lo64 + 2 * AFF_PAIRS < n ? lo + 2 * AFF_PAIRS : n;
-    for (uint32_t i = lo; i < hi; i++) {
-      if (!flags[i]) continue;
-      const uint32_t k = keys[i];
-      if (i + 1 < n && keys[i + 1] == k)
-        heads[np++] = i;
-      else
-        emit(i, k, aff_load(pts, vals, i));
-    }
-  }
-  // prefix products of the denominators
-  F pref[AFF_PAIRS];
-  F acc = field_consts<F>::one();
-  for (uint32_t j = 0; j < np; j++) {
-    const uint32_t i = heads[j];
-    F d;
-    aff_kind(aff_load(pts, vals, i), aff_load(pts, vals, i + 1), d);
-    pref[j] = acc;
-    acc = acc * d;
-  }
-  // the block's product tree: one inversion for all its threads
-  tree[AFF_THREADS + threadIdx.x] = acc;
-  __syncthreads();
-  for (uint32_t w = AFF_THREADS / 2; w >= 1; w /= 2) {
-    if (threadIdx.x < w) {
-      const uint32_t v = w + threadIdx.x;
-      tree[v] = tree[2 * v] * tree[2 * v + 1];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) tree[1] = f_inv_binary(tree[1]);
-  __syncthreads();
-  for (uint32_t w = 1; w < AFF_THREADS; w *= 2) {
-    if (threadIdx.x < w) {
-      const uint32_t v = w + threadIdx.x;
-      const F iv = tree[v], l = tree[2 * v], r = tree[2 * v + 1];
-      tree[2 * v] = iv * r;
-      tree[2 * v + 1] = iv * l;
-    }
-    __syncthreads();
-  }
-  F inv = tree[AFF_THREADS + threadIdx.x];  // 1 / acc
-  // back: 1/d_j = inv · pref[j], then the additions
-  for (uint32_t j = np; j-- > 0;) {
-    const uint32_t i = heads[j];
-    const A p = aff_load(pts, vals, i), q = aff_load(pts, vals, i + 1);
-    F d;
-    const uint32_t kind = aff_kind(p, q, d);
-    const F dinv = inv * pref[j];
-    inv = inv * d;
-    A r;
-    if (kind == AFF_ADD || kind == AFF_DBL) {
-      F num;
-      if (kind == AFF_ADD) {
-        num = q.Y - p.Y;
-      } else {
-        const F x2 = p.X.sqr();
-        num = x2.dbl() + x2;
-      }
-      const F lam = num * dinv;
-      r.X = lam.sqr() - p.X - q.X;  // q.X = p.X when doubling
-      r.Y = lam * (p.X - r.X) - p.Y;
-    } else if (kind == AFF_Q) {
-      r = q;
-    } else if (kind == AFF_P) {
-      r = p;
-    } else {
-      r = A{F::zero(), F::zero()};
-    }
-    emit(i, keys[i], r);
-  }
-}
-
-// Tuning knob: C2G_MSM_AFFINE_LEVELS forces the halving levels (1 … 32;
-// more may be taken when the final array would not fit).
-inline uint32_t aff_forced_levels() {
-  static const uint32_t forced = [] {
-    const char* env = getenv("C2G_MSM_AFFINE_LEVELS");
-    const int f = env ? atoi(env) : 0;
-    return f >= 1 && f <= 32 ? (uint32_t)f : 0u;
-  }();
-  return forced;
-}
-
-#endif  // C2G_ACC_AFFINE
 
 // One thread per segment of MSM_RED_L buckets: T[s] = sum_j (j+1) B[sL+j]
 // and R[s] = sum_j B[sL+j] (running sums from the top).
@@ -681,85 +432,6 @@ void tree_sum(xyzz_t<F>* data, uint32_t stride, uint32_t groups, uint32_t cnt, c
     cnt = half;
   }
 }
-
-#if C2G_ACC_AFFINE
-// Halving levels of an MSM of n2 Pippenger points and M buckets: about
-// log2 of the mean run length (at least AFF_LV_MIN), more when the final
-// array's bound (ub_final) would exceed its scratch.
-template <class F>
-uint32_t aff_levels(const msm_scratch<F>& s, uint32_t n2, uint32_t M, uint64_t& ub_final) {
-  const uint64_t runs = M < n2 ? M : n2;
-  const uint64_t chunks = ceil_div(n2, s.aff_chunk);
-  uint32_t lv = aff_forced_levels();
-  if (!lv) {
-    lv = AFF_LV_MIN;
-    while (lv < 31 && (2ull << lv) <= n2 / runs) lv++;
-  }
-  for (;; lv++) {
-    if (lv > 40) throw error(C2G_ERR_INTERNAL, 0, "msm: affine level scratch too small");
-    uint64_t ub = ceil_div(n2, 1ull << lv) + runs + chunks;
-    if (ub > n2) ub = n2;
-    if (ub <= s.aff_cap) {
-      ub_final = ub;
-      return lv;
-    }
-  }
-}
-
-// The halving levels of one window (sorted keys/vals, bucket bounds of the
-// sorted array in s.bstart): leaves the compact array s.aff_final /
-// s.aff_final_keys (ub_final entries, keys 0xffffffff past the points) and
-// its bucket bounds in s.bstart / s.bend.
-template <class F>
-void aff_accumulate(msm_scratch<F>& s, const affine_t<F>* bases, const uint32_t* keys, const uint32_t* vals,
-                    uint32_t n2, uint32_t M, uint32_t lv, uint64_t ub_final, cudaStream_t st) {
-  CK(cudaMemsetAsync(s.aff_final_keys, 0xff, ub_final * sizeof(uint32_t), st));
-  CK(cudaMemsetAsync(s.aff_count, 0, sizeof(uint32_t), st));
-  const uint32_t C = (uint32_t)s.aff_chunk;
-  for (uint32_t c0 = 0; c0 < n2; c0 += C) {
-    const uint32_t n0 = n2 - c0 < C ? n2 - c0 : C;
-    C2G_LAUNCH(k_aff_flags0<F>, grid_for(n0 + 1, 256), 256, 0, st, keys + c0, n0, c0, s.bstart, M, s.aff_flags[0]);
-    CK_LAUNCH("k_aff_flags0");
-    size_t tb = s.cub_bytes;
-    CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.aff_flags[0], s.aff_pos[0], (int)(n0 + 1), st));
-    uint64_t ub_in = n0, ub_prev = 0;
-    for (uint32_t l = 0; l < lv; l++) {
-      const bool last = l + 1 == lv;
-      const uint32_t in = l & 1, nx = (l + 1) & 1;
-      const uint64_t ub_out = aff_next_ub(ub_in, M);
-      const affine_t<F>* ipts = l == 0 ? bases : s.aff_pts[(l - 1) & 1];
-      const uint32_t* ivals = l == 0 ? vals + c0 : nullptr;
-      const uint32_t* ikeys = l == 0 ? keys + c0 : s.aff_keys[(l - 1) & 1];
-      const uint32_t* n_dev = l == 0 ? nullptr : s.aff_pos[(l - 1) & 1] + ub_prev;
-      const uint32_t* bst = l == 0 ? s.bstart : s.aff_bst[in];
-      affine_t<F>* opts = last ? s.aff_final : s.aff_pts[l & 1];
-      uint32_t* okeys = last ? s.aff_final_keys : s.aff_keys[l & 1];
-      uint32_t* oflags = last ? nullptr : s.aff_flags[nx];
-      uint32_t* obst = last ? nullptr : s.aff_bst[nx];
-      if (!last) CK(cudaMemsetAsync(oflags, 0, (ub_out + 1) * sizeof(uint32_t), st));
-      const uint64_t threads = ceil_div(ub_in, 2 * AFF_PAIRS);
-      C2G_LAUNCH_SYNC(k_aff_level<F>, grid_for(threads, AFF_THREADS), AFF_THREADS, 0, st, ipts, ivals, ikeys,
-                      (uint32_t)ub_in, n_dev, bst, l == 0 ? c0 : 0u, s.aff_flags[in], s.aff_pos[in], opts, okeys,
-                      last ? s.aff_count : nullptr, oflags, obst);
-      CK_LAUNCH("k_aff_level");
-      if (last) {
-        C2G_LAUNCH(k_aff_advance<F>, 1, 1, 0, st, s.aff_count, s.aff_pos[in] + ub_in);
-        CK_LAUNCH("k_aff_advance");
-      } else {
-        tb = s.cub_bytes;
-        CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.aff_flags[nx], s.aff_pos[nx], (int)(ub_out + 1), st));
-      }
-      ub_prev = ub_in;
-      ub_in = ub_out;
-    }
-  }
-  CK(cudaMemsetAsync(s.bstart, 0, sizeof(uint32_t) * M, st));
-  CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * M, st));
-  C2G_LAUNCH(k_bucket_bounds, grid_for(ub_final, 256), 256, 0, st, s.aff_final_keys, (uint32_t)ub_final, M, s.bstart,
-             s.bend);
-  CK_LAUNCH("k_bucket_bounds");
-}
-#endif
 
 // bucket_reduce folds window sum_b (b+1) B[b] (b < M) into the Horner
 // accumulator s.horner (see the plan at the top), on stream st.
@@ -875,16 +547,8 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
   if (info) info->window_bits = c;
-#if C2G_ACC_AFFINE
-  // the XYZZ slices run over the compact array the affine levels leave
-  uint64_t aff_ub = 0;
-  const uint32_t aff_lv = aff_levels(s, n2, p.M, aff_ub);
-  const uint32_t n_acc = (uint32_t)aff_ub;
-#else
-  const uint32_t n_acc = n2;
-#endif
-  const uint32_t K = msm_slice_for(n_acc);
-  const uint32_t slices = ceil_div_u32(n_acc, K);
+  const uint32_t K = msm_slice_for(n2);
+  const uint32_t slices = ceil_div_u32(n2, K);
   if (slices > s.max_slices) throw error(C2G_ERR_INTERNAL, 0, "msm: slice scratch too small");
   msm_side_stream side;
   for (uint32_t wi = 0; wi < p.W; wi++) {
@@ -901,27 +565,17 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
     C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
-#if C2G_ACC_AFFINE
-    aff_accumulate<F>(s, bases, keys, vals, n2, p.M, aff_lv, aff_ub, st);
-    const uint32_t* acc_keys = s.aff_final_keys;
-    if (wi >= 2) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // buckets[b] reduced: free again
-    auto* k_acc_direct = &k_accumulate<F, true>;
-    C2G_LAUNCH(k_acc_direct, grid_for(slices, 128), 128, 0, st, s.aff_final, acc_keys, (const uint32_t*)nullptr,
-               n_acc, K, p.M, s.buckets[b], s.run_first, s.run_last);
-#else
-    const uint32_t* acc_keys = keys;
     if (wi >= 2) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // buckets[b] reduced: free again
     C2G_LAUNCH(k_accumulate<F>, grid_for(slices, 128), 128, 0, st, bases, keys, vals, n2, K, p.M, s.buckets[b],
                s.run_first, s.run_last);
-#endif
     CK_LAUNCH("k_accumulate");
     dim3 tg = grid_for(slices / 2 + 1, 128);
     if (tg.x > 132 * 8) tg.x = 132 * 8;
     for (uint32_t d = 1; d < slices; d *= 2) {
-      C2G_LAUNCH(k_slice_tree<F>, tg, 128, 0, st, s.run_first, acc_keys, slices, K, d);
+      C2G_LAUNCH(k_slice_tree<F>, tg, 128, 0, st, s.run_first, keys, slices, K, d);
       CK_LAUNCH("k_slice_tree");
     }
-    C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, s.bstart, s.bend, n_acc, K, p.M, s.run_first,
+    C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, s.bstart, s.bend, n2, K, p.M, s.run_first,
                s.run_last, s.buckets[b]);
     CK_LAUNCH("k_bucket_fixup");
     CK(cudaEventRecord(side.filled[b], st));

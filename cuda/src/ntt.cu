@@ -50,6 +50,8 @@ fr_t fr_host_coset_gen() {
 
 // ---- tables ------------------------------------------------------------------
 
+constexpr uint32_t TW_LO_BITS = 13;
+
 __global__ void k_twiddle_expand(fr_t* out, uint64_t n, const fr_t* lo, const fr_t* hi) {
   uint64_t e = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
   if (e >= n) return;
@@ -84,9 +86,9 @@ void ntt_tables::build(uint32_t ml, cudaStream_t st) {
   fr_t* p = (fr_t*)mem;
   omega = p;
   p += half;
-  tw_lo = p;
+  fr_t* tw_lo = p;
   p += small;
-  tw_hi = p;
+  fr_t* tw_hi = p;
   p += hi_n;
   g_lo = p;
   p += ct;
@@ -116,7 +118,7 @@ void ntt_tables::build(uint32_t ml, cudaStream_t st) {
 void ntt_tables::free() {
   if (mem) cudaFree(mem);
   mem = nullptr;
-  omega = tw_lo = tw_hi = g_lo = g_hi = gi_lo = gi_hi = nullptr;
+  omega = g_lo = g_hi = gi_lo = gi_hi = nullptr;
   max_log = 0;
 }
 
@@ -135,38 +137,6 @@ __device__ __forceinline__ fr_t twiddle(const fr_t* __restrict__ tw, uint32_t e,
   if (e < tw_half) return tw[e];
   return tw[e - tw_half].neg();
 }
-
-// twiddle() from the split tables: w^e = lo[e mod 2^TW_LO_BITS] * hi[(e mod
-// N/2) >> TW_LO_BITS], negated for e >= N/2 (N = 2^max_log). One product
-// more than twiddle(), but both tables are small (512 KiB at 2^27, L2
-// resident) where omega is 2 GiB there.
-__device__ __forceinline__ fr_t twiddle_split(const fr_t* __restrict__ lo, const fr_t* __restrict__ hi, uint32_t e,
-                                              bool inverse, uint32_t tw_half) {
-  if (inverse) e = (2 * tw_half - e) & (2 * tw_half - 1);
-  const uint32_t h = e & (tw_half - 1);
-  const fr_t x = lo[h & ((1u << TW_LO_BITS) - 1)] * hi[h >> TW_LO_BITS];
-  return e & tw_half ? x.neg() : x;
-}
-
-// Where k_ntt_pass takes its diagonal twiddles from (compile time; build.sh
-// passes $C2G_NTT_FLAGS, e.g. -DC2G_NTT_DIAG=2, to this unit only):
-//  1 (default) one read of the omega table per element and pass: scattered
-//    32-byte reads from 2^(max_log-1) elements (2 GiB at 2^27), which in the
-//    top pass go to DRAM;
-//  2 the same per element, from the split tables (twiddle_split): one more
-//    product per element, no DRAM gather;
-//  3 per thread: a thread's 2^S elements of one column have factors
-//    f·q^j, j < 2^S (see k_ntt_pass), so it reads two values from omega
-//    and multiplies its way along (2^S - 1 products); it also issues its
-//    2^S global loads together, before any product, where the loop of 1
-//    and 2 loads one element per trip (the lowest pass keeps that loop);
-//  4 as 3, the two values from the split tables.
-#ifndef C2G_NTT_DIAG
-#define C2G_NTT_DIAG 1
-#endif
-#if C2G_NTT_DIAG < 1 || C2G_NTT_DIAG > 4
-#error "C2G_NTT_DIAG must be 1, 2, 3 or 4"
-#endif
 
 // Fr elements in shared memory, limb-major (limb j of element p at word
 // j*STRIDE + swizzle(p); a compile-time stride keeps the addresses
@@ -266,18 +236,9 @@ __host__ __device__ constexpr size_t ntt_pass_smem(uint32_t step) {
 // twiddle from shared memory and an element pays one table read and one
 // product per pass, instead of a global table read per butterfly. The
 // lowest pass (lo_bit = 0) has no diagonal.
-//
-// The diagonal factors come from the omega table or the split tables, per
-// element or per thread (C2G_NTT_DIAG above). Per thread: ntt_passes
-// launches 2^(k-S) threads per column, so above the lowest pass thread t
-// holds column l = t mod G and the rows a0 + i·2^(k-S), i < 2^S, a0 = t >>
-// g; as bitrev_k(a0 + i·2^(k-S)) = bitrev_k(a0) + bitrev_S(i), the factor of
-// row a0 + bitrev_S(j)·2^(k-S) is f·q^j with f = w_N^(c·bitrev_k(a0)) and
-// q = w_N^c.
 template <bool DIT, uint32_t STEP>
 __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, uint32_t k, uint32_t g,
-                                                  const fr_t* __restrict__ tw, const fr_t* __restrict__ tw_lo,
-                                                  const fr_t* __restrict__ tw_hi, uint32_t max_log, bool inverse) {
+                                                  const fr_t* __restrict__ tw, uint32_t max_log, bool inverse) {
   C2G_DYNAMIC_SMEM(uint32_t, smem);
   const uint32_t G = 1u << g;
   const uint32_t nelem = (1u << k) << g;
@@ -308,50 +269,13 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, u
   auto col_of = [&](uint32_t e) { return lo_bit ? e & (G - 1) : e >> k; };
   // exponent unit of w_N in the table's w
   const uint32_t diag_shift = max_log - lo_bit - k;
-  // w_N^x
-  auto wn_pow = [&](uint32_t x) {
-#if C2G_NTT_DIAG == 2 || C2G_NTT_DIAG == 4
-    (void)tw;
-    return twiddle_split(tw_lo, tw_hi, x << diag_shift, inverse, tw_half);
-#else
-    (void)tw_lo, (void)tw_hi;
-    return twiddle(tw, x << diag_shift, inverse, tw_half);
-#endif
+  auto diag = [&](uint32_t a, uint32_t l) {
+    return twiddle(tw, ((c0 + l) * bitrev(a, k)) << diag_shift, inverse, tw_half);
   };
-#if C2G_NTT_DIAG >= 3
-  // per thread (see above): rows a0 + bitrev_S(j)·rstride of column l
-  const uint32_t per = nelem / blockDim.x;  // 2^S <= 2^STEP
-  const uint32_t S = (per > 1) + (per > 2) + (per > 4);
-  const uint32_t tl = threadIdx.x & (G - 1), a0 = threadIdx.x >> g, rstride = (1u << k) >> S;
-  if (lo_bit) {
-    // all 2^S loads in flight before the first product
-    fr_t x[1u << STEP];
-    C2G_UNROLL for (uint32_t j = 0; j < (1u << STEP); j++) {
-      if (j < per) x[j] = at(a0 + bitrev(j, S) * rstride, tl);
-    }
-    if (DIT) {  // x[j] *= f·q^j
-      fr_t f = wn_pow((c0 + tl) * bitrev(a0, k));
-      const fr_t q = wn_pow(c0 + tl);
-      C2G_UNROLL for (uint32_t j = 0; j < (1u << STEP); j++) {
-        if (j < per) {
-          x[j] = x[j] * f;
-          if (j + 1 < per) f = f * q;
-        }
-      }
-    }
-    C2G_UNROLL for (uint32_t j = 0; j < (1u << STEP); j++) {
-      if (j < per) sm.set(((a0 + bitrev(j, S) * rstride) << g) + tl, x[j]);
-    }
-  } else {
-    for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) sm.set((row_of(e) << g) + col_of(e), at(row_of(e), col_of(e)));
-  }
-#else
-  auto diag = [&](uint32_t a, uint32_t l) { return wn_pow((c0 + l) * bitrev(a, k)); };
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
     const uint32_t a = row_of(e), l = col_of(e);
     sm.set((a << g) + l, DIT && lo_bit ? at(a, l) * diag(a, l) : at(a, l));
   }
-#endif
   __syncthreads();
   // Stages STEP at a time, each thread holding 2^STEP elements of one
   // column in registers (a shared-memory round trip and a barrier per STEP
@@ -370,36 +294,11 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, u
     done += S;
     __syncthreads();
   }
-#if C2G_NTT_DIAG >= 3
-  if (lo_bit && !DIT) {
-    // stores need no batching: one element at a time keeps fewer values
-    // live across the product calls
-    fr_t f = wn_pow((c0 + tl) * bitrev(a0, k));
-    const fr_t q = wn_pow(c0 + tl);
-    C2G_UNROLL for (uint32_t j = 0; j < (1u << STEP); j++) {
-      if (j < per) {
-        const uint32_t a = a0 + bitrev(j, S) * rstride;
-        at(a, tl) = sm.get((a << g) + tl) * f;
-        if (j + 1 < per) f = f * q;
-      }
-    }
-  } else if (lo_bit) {
-    C2G_UNROLL for (uint32_t j = 0; j < (1u << STEP); j++) {
-      if (j < per) {
-        const uint32_t a = a0 + bitrev(j, S) * rstride;
-        at(a, tl) = sm.get((a << g) + tl);
-      }
-    }
-  } else {
-    for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) at(row_of(e), col_of(e)) = sm.get((row_of(e) << g) + col_of(e));
-  }
-#else
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
     const uint32_t a = row_of(e), l = col_of(e);
     const fr_t x = sm.get((a << g) + l);
     at(a, l) = !DIT && lo_bit ? x * diag(a, l) : x;
   }
-#endif
 }
 
 // In-place bit reversal by tiles, for log_n >= 2*BR_BITS: index i = (a, m,
@@ -577,8 +476,7 @@ static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& 
     const uint64_t blocks = (1ull << log_n) >> (k + g);
     const size_t smem = ntt_pass_smem(step);
     auto* k_pass = step == 3 ? k_ntt_pass<DIT, 3> : k_ntt_pass<DIT, 2>;
-    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, lo_bit, k, g, t.omega, t.tw_lo, t.tw_hi, t.max_log,
-                    inverse);
+    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, lo_bit, k, g, t.omega, t.max_log, inverse);
     CK_LAUNCH("k_ntt_pass");
     done += k;
   }

@@ -8,7 +8,6 @@ namespace c2g {
 
 constexpr uint32_t NTT_MAX_LOG = 28;  // gnark's Fr has 2-adicity 32; we cap at 2^28
 constexpr uint32_t COSET_TABLE_BITS = 14;  // g^j = lo[j & 16383] * hi[j >> 14], j < 2^28
-constexpr uint32_t TW_LO_BITS = 13;        // w^e = tw_lo[e & 8191] * tw_hi[e >> 13], e < 2^(max_log-1)
 
 // Host-side Fr helpers (the same arithmetic code, run on the CPU).
 fr_t fr_host_one();
@@ -19,15 +18,11 @@ fr_t fr_host_root_of_unity(uint32_t log_n);  // generator of the 2^log_n roots (
 fr_t fr_host_coset_gen();                    // 7
 
 // Device tables for domains up to 2^max_log: omega[e] = w^e, e < 2^(max_log-1)
-// (w of order 2^max_log), the split tables omega is expanded from (kept: the
-// NTT passes read their diagonal twiddles from them in the C2G_NTT_DIAG=2
-// and 4 builds), and split power tables of the coset shift g and its
-// inverse.
+// (w of order 2^max_log), and split power tables of the coset shift g and
+// its inverse.
 struct ntt_tables {
   uint32_t max_log = 0;
   fr_t* omega = nullptr;
-  fr_t* tw_lo = nullptr;  // w^i, i < 2^TW_LO_BITS
-  fr_t* tw_hi = nullptr;  // w^(i << TW_LO_BITS), i < max(1, 2^(max_log-1-TW_LO_BITS))
   fr_t* g_lo = nullptr;  // g^j
   fr_t* g_hi = nullptr;  // g^(j << COSET_TABLE_BITS)
   fr_t* gi_lo = nullptr;

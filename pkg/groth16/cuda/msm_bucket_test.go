@@ -13,10 +13,10 @@ import (
 
 // TestMSMOneBucketPatterns puts every point in one bucket (the same scalar
 // everywhere) in orders that make the bucket's consecutive points equal
-// (P+P), opposite (P+(−P)) or at infinity, also after the first halving
-// (P, Q, −P, −Q gives P+Q and −(P+Q)) — the special cases of the
-// batch-affine accumulation (C2G_ACC_AFFINE=1), which pairs a bucket's
-// points 2j, 2j+1 level by level. The XYZZ accumulation runs them too.
+// (P+P), opposite (P+(−P)) or at infinity, also after a pairwise halving
+// (P, Q, −P, −Q gives P+Q and −(P+Q)): the special cases of any
+// accumulation that adds a bucket's points in pairs (a batch-affine one was
+// tried: docs/cuda.md), and a long single-bucket chain for the XYZZ one.
 func TestMSMOneBucketPatterns(t *testing.T) {
 	lib, dev := gpu(t)
 	var rv fr.Element
