@@ -33,6 +33,7 @@ left() { local l=$(( deadline - $(date +%s) - 5 )); (( l < 1 )) && l=1; echo "$l
 
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --format=csv 2>&1
 echo "cores: $(nproc); $(grep MemTotal /proc/meminfo); cgroup memory.max: $(cat /sys/fs/cgroup/memory.max 2>/dev/null || echo none)"
+lscpu 2>/dev/null | grep -E "^(Model name|Thread|Core|Socket|NUMA node\(s\))" | tr -s " " | paste -sd ";" -
 
 lib="$root/.devbuild/libc2groth16.so"
 build="${BUILD:-auto}"
