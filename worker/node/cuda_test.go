@@ -13,7 +13,6 @@ import (
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda/cudatest"
-	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/worker/interlock"
@@ -44,10 +43,7 @@ func TestProverCUDAReleasesHostKey(t *testing.T) {
 	lib := cudatest.Library(t)
 	base := params(t)
 	ctx := context.Background()
-	shape, err := porep.ShapeByName(testShape)
-	require.NoError(t, err)
-	compiled, err := circuit.ForShape(shape)
-	require.NoError(t, err)
+	compiled := compiledShape(t)
 	out, err := c1.ParseBytes(sealedC1(t, 21))
 	require.NoError(t, err)
 

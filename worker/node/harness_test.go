@@ -20,6 +20,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda/cudatest"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/jobstore/jobstoretest"
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
@@ -52,6 +53,16 @@ func TestMain(m *testing.M) {
 func params(t testing.TB) *groth16.ProvingKey {
 	t.Helper()
 	return poreptest.Params(t, paramsDir, testShape, "worker node tests")
+}
+
+// compiledShape returns the test shape's compiled circuit.
+func compiledShape(t testing.TB) *circuit.Compiled {
+	t.Helper()
+	shape, err := porep.ShapeByName(testShape)
+	require.NoError(t, err)
+	compiled, err := circuit.ForShape(shape)
+	require.NoError(t, err)
+	return compiled
 }
 
 // sealedC1 seals a random sector of the test shape and returns its C1 JSON.

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
-	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
@@ -26,12 +25,9 @@ import (
 func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 	pk := params(t)
 	ctx := context.Background()
-	shape, err := porep.ShapeByName(testShape)
-	require.NoError(t, err)
-	compiled, err := circuit.ForShape(shape)
-	require.NoError(t, err)
+	compiled := compiledShape(t)
 
-	_, err = node.NewShapeParams(testShape, compiled, &groth16.ProvingKey{VK: pk.VK})
+	_, err := node.NewShapeParams(testShape, compiled, &groth16.ProvingKey{VK: pk.VK})
 	require.ErrorIs(t, err, node.ErrParams)
 	fromFolder, err := node.LoadShapeParams(ctx, testShape, paramsDir, true, nil)
 	require.NoError(t, err)
@@ -124,10 +120,7 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 func TestProverReusesBuffers(t *testing.T) {
 	pk := params(t)
 	ctx := context.Background()
-	shape, err := porep.ShapeByName(testShape)
-	require.NoError(t, err)
-	compiled, err := circuit.ForShape(shape)
-	require.NoError(t, err)
+	compiled := compiledShape(t)
 	sp, err := node.NewShapeParams(testShape, compiled, pk)
 	require.NoError(t, err)
 	p, err := node.NewProver(ctx, node.Config{ID: "reuse", Backend: "cpu", GPUWorkersPerDevice: 2, CPUThreads: 1}, sp)

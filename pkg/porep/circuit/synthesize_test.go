@@ -11,6 +11,7 @@ import (
 	"github.com/consensys/gnark/backend/witness"
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 )
 
@@ -44,16 +45,7 @@ func TestSynthesizePerTemplate(t *testing.T) {
 					require.NoError(t, err)
 					want, err := c.Synthesize(ctx, out, k, withWholeSolve())
 					require.NoError(t, err)
-					require.Equal(t, want.NumConstraints, got.NumConstraints)
-					require.Equal(t, want.Input, got.Input, "partition %d input", k)
-					require.Equal(t, want.Aux, got.Aux, "partition %d aux", k)
-					require.Equal(t, want.A, got.A, "partition %d A", k)
-					require.Equal(t, want.B, got.B, "partition %d B", k)
-					require.Equal(t, want.C, got.C, "partition %d C", k)
-					require.Equal(t, cap(want.A), cap(got.A), "A has the domain's capacity")
-					require.Equal(t, want.ADensityAux, got.ADensityAux)
-					require.Equal(t, want.BDensityAux, got.BDensityAux)
-					require.Equal(t, want.BDensityInput, got.BDensityInput)
+					requireSameSynthesis(t, want, got, k)
 				}
 				if keepB {
 					return
@@ -113,16 +105,7 @@ func TestSynthesizeIntoDirtyBuffers(t *testing.T) {
 					require.NoError(t, err)
 					n++
 					require.Same(t, first, &got.Input[0], "round %d partition %d: the pooled set", round, k)
-					require.Equal(t, want.NumConstraints, got.NumConstraints)
-					require.Equal(t, want.Input, got.Input, "partition %d input", k)
-					require.Equal(t, want.Aux, got.Aux, "partition %d aux", k)
-					require.Equal(t, want.A, got.A, "partition %d A", k)
-					require.Equal(t, want.B, got.B, "partition %d B", k)
-					require.Equal(t, want.C, got.C, "partition %d C", k)
-					require.Equal(t, cap(want.A), cap(got.A))
-					require.Equal(t, want.ADensityAux, got.ADensityAux)
-					require.Equal(t, want.BDensityAux, got.BDensityAux)
-					require.Equal(t, want.BDensityInput, got.BDensityInput)
+					requireSameSynthesis(t, want, got, k)
 
 					// The set is in use: another synthesis waits for it.
 					cancelled, cancel := context.WithCancel(ctx)
@@ -163,4 +146,20 @@ func mustWitness(t *testing.T, c *Compiled, out *c1.Output, k int) witness.Witne
 	w, err := c.Witness(out, k)
 	require.NoError(t, err)
 	return w
+}
+
+// requireSameSynthesis requires got to be want, field for field, with the
+// domain's capacity in A (partition k in the messages).
+func requireSameSynthesis(t *testing.T, want, got *groth16.Synthesized, k int) {
+	t.Helper()
+	require.Equal(t, want.NumConstraints, got.NumConstraints)
+	require.Equal(t, want.Input, got.Input, "partition %d input", k)
+	require.Equal(t, want.Aux, got.Aux, "partition %d aux", k)
+	require.Equal(t, want.A, got.A, "partition %d A", k)
+	require.Equal(t, want.B, got.B, "partition %d B", k)
+	require.Equal(t, want.C, got.C, "partition %d C", k)
+	require.Equal(t, cap(want.A), cap(got.A), "A has the domain's capacity")
+	require.Equal(t, want.ADensityAux, got.ADensityAux)
+	require.Equal(t, want.BDensityAux, got.BDensityAux)
+	require.Equal(t, want.BDensityInput, got.BDensityInput)
 }
