@@ -26,7 +26,7 @@ for v in ${VARIANTS:-}; do
   echo "== bench $v: rc=$?"
   sed -n '/^summary/,$p' "$out/bench-$v.log" | tail -n +3
 done
-first="${VARIANTS%% *}"
+first="${VARIANTS:-}"; first="${first%% *}"
 for c in ${SWEEP:-}; do
   C2G_MSM_WINDOW_BITS=$c timeout 60 .devbuild/c2g-bench -lib "$root/.devbuild/$first/libc2groth16.so" \
     -g1 26,27 -g2= -ntt= -partition=false -reps 1 >"$out/sweep-$c.log" 2>&1
