@@ -21,7 +21,8 @@
  *    G1 as 4 fp.Element (192 bytes), G2 as 4 E2 (384 bytes), Montgomery form.
  *  - Host pointers passed in are read during the call only (never retained),
  *    except the parameter arrays of a key created with C2G_RESIDENCY_PINNED,
- *    which must stay valid and unmoved until c2g_key_free.
+ *    which must stay valid and unmoved until c2g_key_free, and ranges given
+ *    to c2g_host_register, until c2g_host_unregister.
  */
 #ifndef C2G_H
 #define C2G_H
@@ -33,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 2
+#define C2G_ABI_VERSION 3
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -73,6 +74,19 @@ typedef struct c2g_device_info {
   int32_t cc_minor;
 } c2g_device_info;
 C2G_API c2g_status c2g_device_info_get(int32_t device, c2g_device_info* out, c2g_error* err);
+
+/* Page-locked host memory (ABI version 3). c2g_host_register page-locks
+ * [p, p+bytes) for every device (cudaHostRegisterPortable) and records the
+ * range; c2g_task_upload copies a witness array that lies wholly inside a
+ * recorded range straight from it (DMA) instead of through the staging
+ * buffers. The range must not overlap one registered before and must stay
+ * valid and unmoved until c2g_host_unregister(p) (p: the start given to
+ * c2g_host_register). Registering takes time proportional to the size
+ * (the pages are locked one by one): do it once per buffer, not per copy.
+ * Errors: INVALID for a nil pointer, zero bytes, an overlap or an unknown
+ * pointer; OOM/CUDA when the driver refuses. */
+C2G_API c2g_status c2g_host_register(void* p, uint64_t bytes, c2g_error* err);
+C2G_API c2g_status c2g_host_unregister(void* p, c2g_error* err);
 
 /* Device buffers (benchmarks, standalone kernels). */
 typedef struct c2g_buffer c2g_buffer;
@@ -210,6 +224,9 @@ typedef struct c2g_results {
   uint8_t b_g1[192];  /* sum of the B_G1 query  (G1 XYZZ) */
   uint8_t b_g2[384];  /* sum of the B_G2 query  (G2 XYZZ) */
   float ms_upload, ms_h, ms_msm_h, ms_msm_l, ms_msm_a, ms_msm_b_g1, ms_msm_b_g2, ms_compute;
+  /* c2g_task_upload: bytes copied straight from registered host memory
+   * (c2g_host_register) and bytes copied through the staging buffers */
+  uint64_t upload_direct_bytes, upload_staged_bytes;
 } c2g_results;
 C2G_API c2g_status c2g_task_results(int32_t device, const c2g_task* task, c2g_results* out, c2g_error* err);
 /* Asks a running c2g_task_compute to stop at its next step (any thread). */

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "fixedbase.cuh"
+#include "staging.cuh"
 #include "prover.cuh"
 #include "random.cuh"
 #include "selftest.cuh"
@@ -107,6 +108,20 @@ c2g_status c2g_device_info_get(int32_t device, c2g_device_info* out, c2g_error* 
     out->cc_major = p.major;
     out->cc_minor = p.minor;
   });
+}
+
+c2g_status c2g_host_register(void* p, uint64_t bytes, c2g_error* err) {
+  return guarded(err, [&] {
+    if (!p) throw_invalid("host register: nil pointer");
+    if (bytes == 0) throw_invalid("host register: zero bytes");
+    int n = 0;
+    CK(cudaGetDeviceCount(&n));  // NO_DEVICE without a driver, before touching the registry
+    host_register(p, bytes);
+  });
+}
+
+c2g_status c2g_host_unregister(void* p, c2g_error* err) {
+  return guarded(err, [&] { host_unregister(p); });
 }
 
 c2g_status c2g_buffer_alloc(int32_t device, uint64_t bytes, c2g_buffer** out, c2g_error* err) {

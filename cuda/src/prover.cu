@@ -317,7 +317,10 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     jobs.push_back({L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8});
     jobs.push_back({L.dens_ba, w.b_density_aux, words_for(k->num_aux) * 8});
   }
-  staged_upload(t->device, jobs);  // returns with the data on the device: the host arrays may be reused
+  // returns with the data on the device: the host arrays may be reused
+  const upload_stats us = staged_upload(t->device, jobs);
+  t->results.upload_direct_bytes = us.direct_bytes;
+  t->results.upload_staged_bytes = us.staged_bytes;
   t->results.ms_upload = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   t->uploaded = true;
 }

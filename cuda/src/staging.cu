@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,11 @@ namespace {
 
 constexpr uint64_t MAX_CHUNK = 16ull << 20;
 constexpr uint64_t MIN_CHUNK = 4096;
+constexpr uint64_t DIRECT_CHUNK = 256ull << 20;  // one cudaMemcpyAsync from registered memory
+
+// Host ranges registered through c2g_host_register: start -> bytes.
+std::mutex g_reg_mu;
+std::map<uintptr_t, uint64_t> g_registered;
 
 struct lane {
   cudaStream_t stream = nullptr;
@@ -70,19 +76,99 @@ void add_lanes(stager& s, uint32_t want) {
 
 }  // namespace
 
-void staged_upload(int device, const std::vector<h2d_copy>& jobs) {
-  uint64_t total = 0;
-  for (const h2d_copy& j : jobs) total += j.bytes;
-  if (total == 0) return;
+void host_register(void* p, uint64_t bytes) {
+  if (!p) throw_invalid("host register: nil pointer");
+  if (bytes == 0) throw_invalid("host register: zero bytes");
+  const uintptr_t lo = (uintptr_t)p;
+  if (lo + bytes < lo) throw_invalid("host register: range wraps around");
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  auto it = g_registered.upper_bound(lo);  // first range starting above lo
+  if (it != g_registered.end() && it->first < lo + bytes)
+    throw_invalid(strprintf("host register: [%p, +%llu) overlaps the range registered at %p", p,
+                            (unsigned long long)bytes, (void*)it->first));
+  if (it != g_registered.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second > lo)
+      throw_invalid(strprintf("host register: [%p, +%llu) overlaps the range registered at %p", p,
+                              (unsigned long long)bytes, (void*)prev->first));
+  }
+  CK(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+  g_registered[lo] = bytes;
+}
+
+void host_unregister(void* p) {
+  if (!p) throw_invalid("host unregister: nil pointer");
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  auto it = g_registered.find((uintptr_t)p);
+  if (it == g_registered.end())
+    throw_invalid(strprintf("host unregister: %p was not registered with c2g_host_register", p));
+  // forgotten first: whatever the driver says, the caller frees the memory next
+  g_registered.erase(it);
+  CK(cudaHostUnregister(p));
+}
+
+bool host_registered(const void* p, uint64_t bytes) {
+  if (!p || bytes == 0) return false;
+  const uintptr_t lo = (uintptr_t)p;
+  std::lock_guard<std::mutex> lk(g_reg_mu);
+  auto it = g_registered.upper_bound(lo);
+  if (it == g_registered.begin()) return false;
+  --it;  // the last range starting at or below lo
+  return lo - it->first <= it->second && bytes <= it->second - (lo - it->first);
+}
+
+upload_stats staged_upload(int device, const std::vector<h2d_copy>& jobs) {
+  upload_stats st;
+  std::vector<h2d_copy> direct, staged;
+  for (const h2d_copy& j : jobs) {
+    if (j.bytes == 0) continue;
+    if (host_registered(j.src, j.bytes)) {
+      direct.push_back(j);
+      st.direct_bytes += j.bytes;
+    } else {
+      staged.push_back(j);
+      st.staged_bytes += j.bytes;
+    }
+  }
+  const uint64_t total = st.staged_bytes;
+  if (total + st.direct_bytes == 0) return st;
   stager& s = stager_for(device);
   std::lock_guard<std::mutex> lk(s.mu);
   const uint32_t n_lanes = lane_count();
   add_lanes(s, n_lanes);
+  // Registered sources: DMA straight from them, large chunks spread over the
+  // lanes' streams, issued before the staged copies start (they queue behind
+  // these on the same streams). Every stream that got one is synchronized
+  // before returning, also when something fails.
+  uint32_t direct_streams = 0;
+  auto sync_direct = [&] {
+    for (uint32_t i = 0; i < direct_streams; i++) cudaStreamSynchronize(s.lanes[i].stream);
+  };
+  if (!direct.empty()) {
+    try {
+      CK(cudaSetDevice(device));
+      uint32_t k = 0;
+      for (const h2d_copy& j : direct)
+        for (uint64_t off = 0; off < j.bytes; off += DIRECT_CHUNK) {
+          const uint32_t id = k++ % n_lanes;
+          direct_streams = std::max(direct_streams, id + 1);
+          CK(cudaMemcpyAsync((char*)j.dst + off, (const char*)j.src + off, std::min(DIRECT_CHUNK, j.bytes - off),
+                             cudaMemcpyHostToDevice, s.lanes[id].stream));
+        }
+    } catch (...) {
+      sync_direct();
+      throw;
+    }
+  }
+  if (total == 0) {
+    for (uint32_t i = 0; i < direct_streams; i++) CK(cudaStreamSynchronize(s.lanes[i].stream));
+    return st;
+  }
   // chunks small enough that every lane gets a few, large enough to keep
   // the per-copy overhead small
   const uint64_t chunk = std::min(MAX_CHUNK, std::max(MIN_CHUNK, total / (4 * (uint64_t)n_lanes)));
   std::vector<h2d_copy> chunks;
-  for (const h2d_copy& j : jobs)
+  for (const h2d_copy& j : staged)
     for (uint64_t off = 0; off < j.bytes; off += chunk)
       chunks.push_back({(char*)j.dst + off, (const char*)j.src + off, std::min(chunk, j.bytes - off)});
   std::atomic<size_t> next{0};
@@ -118,7 +204,13 @@ void staged_upload(int device, const std::vector<h2d_copy>& jobs) {
   run(0);
   for (std::thread& t : threads) t.join();
   for (std::exception_ptr& e : errs)
-    if (e) std::rethrow_exception(e);
+    if (e) {
+      sync_direct();
+      std::rethrow_exception(e);
+    }
+  // a lane whose thread did not start still has its direct copies queued
+  for (uint32_t i = 0; i < direct_streams; i++) CK(cudaStreamSynchronize(s.lanes[i].stream));
+  return st;
 }
 
 }  // namespace c2g

@@ -2,6 +2,7 @@ package groth16
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -24,8 +25,9 @@ type Buffers struct {
 	// A, B, C have NumConstraints elements and DomainSize capacity.
 	A, B, C []fr.Element
 
-	pool *BufferPool
-	out  bool // taken from the pool and not given back (under pool.mu)
+	pool    *BufferPool
+	out     bool   // taken from the pool and not given back (under pool.mu)
+	release func() // the OnAlloc hook's release (nil: none, or the hook failed)
 }
 
 // Release gives the set back to its pool; it must not be used afterwards.
@@ -47,7 +49,11 @@ func (b *Buffers) Release() {
 // a time (from synthesis until the backend has read the witness), so no
 // slot ever waits, and the sets stay allocated between partitions. Free sets
 // are kept for the pool's life; SetLimit lowers the bound (dropping free sets
-// beyond it) and Drain drops every free set.
+// beyond it), Drain drops every free set and Close every set.
+//
+// An owner may install a hook (OnAlloc) that sees every set the pool
+// allocates and gets a release function called when the set is dropped:
+// the worker page-locks each set for the GPU's uploads that way.
 type BufferPool struct {
 	c *Circuit
 
@@ -57,7 +63,21 @@ type BufferPool struct {
 	sets    int           // sets alive: free, in use, or being allocated
 	changed chan struct{} // closed (and replaced) when a set comes back or the limit changes
 	stats   BufferStats
+	hook    AllocHook
+	closed  bool
 }
+
+// AllocHook is called with each set a pool allocates, before the set is
+// handed out (so before anything is written into it), without the pool's
+// lock held. It returns a release function, called once when the pool drops
+// the set (SetLimit, Drain, Close, or a set coming back above a lowered
+// limit), or an error: then the pool counts a failure (BufferStats.
+// PinFailures) and the set is used as it is. The hook must not keep the
+// set past release, nor write into it.
+type AllocHook func(set *Buffers) (release func(), err error)
+
+// ErrPoolClosed is Get's error on a closed pool.
+var ErrPoolClosed = errors.New("groth16: buffer pool closed")
 
 // BufferStats count what a pool did.
 type BufferStats struct {
@@ -68,12 +88,26 @@ type BufferStats struct {
 	Reused    int64 // Gets served with a set given back before
 	Waits     int64 // Gets that had to wait for a set
 	SetBytes  int64 // the size of one set
+	// Pinned is the sets alive whose OnAlloc hook succeeded (the worker's
+	// hook, with the CUDA backend, page-locks them); PinFailures counts the
+	// allocations whose hook failed (those sets work without it).
+	Pinned      int
+	PinFailures int64
 }
 
 // NewBufferPool returns an empty pool of c's instance buffers holding at
 // most limit sets (at least 1).
 func NewBufferPool(c *Circuit, limit int) *BufferPool {
 	return &BufferPool{c: c, limit: max(1, limit), changed: make(chan struct{})}
+}
+
+// OnAlloc installs hook for the sets allocated from now on (nil removes
+// it; sets allocated before keep their release). Set it once, before the
+// first Get.
+func (p *BufferPool) OnAlloc(hook AllocHook) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hook = hook
 }
 
 // Circuit is the circuit whose buffers the pool holds.
@@ -86,11 +120,16 @@ func (p *BufferPool) SetBytes() int64 {
 
 // Get returns a set of buffers: a free one, a new one while fewer than the
 // limit exist, or the next one given back. Its contents are unspecified.
-// Errors: ctx's error when ctx ends while it waits.
+// Errors: ctx's error when ctx ends while it waits, ErrPoolClosed after
+// Close.
 func (p *BufferPool) Get(ctx context.Context) (*Buffers, error) {
 	waited := false
 	for {
 		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrPoolClosed
+		}
 		if n := len(p.free); n > 0 {
 			b := p.free[n-1]
 			p.free[n-1] = nil
@@ -105,8 +144,13 @@ func (p *BufferPool) Get(ctx context.Context) (*Buffers, error) {
 			p.sets++
 			p.stats.Allocated++
 			p.stats.InUse++
+			hook := p.hook
 			p.mu.Unlock()
-			return p.alloc(), nil
+			b := p.alloc()
+			if hook != nil {
+				p.runHook(hook, b)
+			}
+			return b, nil
 		}
 		if !waited {
 			waited = true
@@ -134,7 +178,24 @@ func (p *BufferPool) alloc() *Buffers {
 	}
 }
 
+// runHook runs hook on a new set (without p.mu) and records the outcome.
+func (p *BufferPool) runHook(hook AllocHook, b *Buffers) {
+	release, err := hook(b)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.stats.PinFailures++
+		return
+	}
+	if release != nil {
+		b.release = release
+		p.stats.Pinned++
+	}
+}
+
 func (p *BufferPool) put(b *Buffers) {
+	var dropped []*Buffers
+	defer func() { releaseSets(dropped) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !b.out {
@@ -142,12 +203,45 @@ func (p *BufferPool) put(b *Buffers) {
 	}
 	b.out = false
 	p.stats.InUse--
-	if p.sets > p.limit { // the limit was lowered: let this one go
-		p.sets--
+	if p.sets > p.limit || p.closed { // the limit was lowered: let this one go
+		dropped = append(dropped, p.drop(b))
 	} else {
 		p.free = append(p.free, b)
 	}
 	p.signal()
+}
+
+// drop forgets a set that leaves the pool (under p.mu) and returns it for
+// releaseSets, to be called once p.mu is released.
+func (p *BufferPool) drop(b *Buffers) *Buffers {
+	p.sets--
+	if b.release != nil {
+		p.stats.Pinned--
+	}
+	return b
+}
+
+// dropFree drops free sets until at most keep of them remain (under p.mu).
+func (p *BufferPool) dropFree(keep int) []*Buffers {
+	var dropped []*Buffers
+	for len(p.free) > keep {
+		n := len(p.free) - 1
+		dropped = append(dropped, p.drop(p.free[n]))
+		p.free[n] = nil
+		p.free = p.free[:n]
+	}
+	return dropped
+}
+
+// releaseSets calls the hook's release of each dropped set (without p.mu:
+// a release may take a while, e.g. unlocking 16 GiB of pages).
+func releaseSets(sets []*Buffers) {
+	for _, b := range sets {
+		if r := b.release; r != nil {
+			b.release = nil
+			r()
+		}
+	}
 }
 
 // signal wakes every waiting Get (under p.mu).
@@ -159,13 +253,13 @@ func (p *BufferPool) signal() {
 // SetLimit changes the bound on sets alive (at least 1). Free sets beyond a
 // lowered bound are dropped at once, sets in use when they come back.
 func (p *BufferPool) SetLimit(limit int) {
+	var dropped []*Buffers
+	defer func() { releaseSets(dropped) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.limit = max(1, limit)
-	for p.sets > p.limit && len(p.free) > 0 {
-		p.free[len(p.free)-1] = nil
-		p.free = p.free[:len(p.free)-1]
-		p.sets--
+	if excess := p.sets - p.limit; excess > 0 {
+		dropped = p.dropFree(max(0, len(p.free)-excess))
 	}
 	p.signal()
 }
@@ -173,11 +267,24 @@ func (p *BufferPool) SetLimit(limit int) {
 // Drain drops every free set (the memory is collected once nothing else
 // references it); sets in use are kept when they come back.
 func (p *BufferPool) Drain() {
+	var dropped []*Buffers
+	defer func() { releaseSets(dropped) }()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.sets -= len(p.free)
-	clear(p.free)
-	p.free = p.free[:0]
+	dropped = p.dropFree(0)
+	p.signal()
+}
+
+// Close drops every free set, and every set in use when it comes back;
+// Get fails with ErrPoolClosed from now on (waiting Gets too). Safe to call
+// more than once.
+func (p *BufferPool) Close() {
+	var dropped []*Buffers
+	defer func() { releaseSets(dropped) }()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	dropped = p.dropFree(0)
 	p.signal()
 }
 

@@ -2,6 +2,7 @@ package groth16
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -153,4 +154,90 @@ func TestReusedBuffersProveTheSame(t *testing.T) {
 	require.NoError(t, err)
 	_, err = f.circuit.SynthesizedBuffers(ob)
 	require.ErrorContains(t, err, "another circuit")
+}
+
+// TestBufferPoolAllocHook: the OnAlloc hook runs once per allocated set
+// (not for reused ones), its release runs once per dropped set — by
+// SetLimit, a set coming back above a lowered limit, Drain and Close — and
+// a failing hook only counts: the set is handed out and works.
+func TestBufferPoolAllocHook(t *testing.T) {
+	f := getFixture(t)
+	ctx := context.Background()
+	p := NewBufferPool(f.circuit, 3)
+	hooked := map[*Buffers]int{}
+	released := map[*Buffers]int{}
+	fail := false
+	p.OnAlloc(func(b *Buffers) (func(), error) {
+		hooked[b]++
+		require.Len(t, b.Wires, f.circuit.NumInputs()+f.circuit.NumAux())
+		if fail {
+			return nil, errors.New("no page-locked memory")
+		}
+		return func() { released[b]++ }, nil
+	})
+	b1, err := p.Get(ctx)
+	require.NoError(t, err)
+	b2, err := p.Get(ctx)
+	require.NoError(t, err)
+	fail = true
+	b3, err := p.Get(ctx) // the hook fails: counted, the set is still usable
+	require.NoError(t, err)
+	fail = false
+	require.Equal(t, map[*Buffers]int{b1: 1, b2: 1, b3: 1}, hooked)
+	s := p.Stats()
+	require.Equal(t, 2, s.Pinned)
+	require.Equal(t, int64(1), s.PinFailures)
+
+	b1.Release()
+	b1again, err := p.Get(ctx) // reused: no second hook call
+	require.NoError(t, err)
+	require.Same(t, b1, b1again)
+	require.Equal(t, 1, hooked[b1])
+	require.Empty(t, released)
+
+	// SetLimit drops the free set (b3, unhooked: nothing to release) …
+	b3.Release()
+	p.SetLimit(2)
+	require.Empty(t, released)
+	require.Equal(t, 2, p.Stats().Pinned)
+	// … and a set in use above the limit when it comes back.
+	p.SetLimit(1)
+	b2.Release()
+	require.Equal(t, map[*Buffers]int{b2: 1}, released)
+	require.Equal(t, 1, p.Stats().Pinned)
+	b1.Release() // within the limit: kept, not released
+	require.Len(t, released, 1)
+	p.Drain()
+	require.Equal(t, map[*Buffers]int{b1: 1, b2: 1}, released)
+	s = p.Stats()
+	require.Equal(t, 0, s.Pinned)
+	require.Equal(t, 0, s.Sets)
+
+	// Close: free sets at once, a set in use when it comes back; Get fails.
+	p.SetLimit(2)
+	b4, err := p.Get(ctx)
+	require.NoError(t, err)
+	b5, err := p.Get(ctx)
+	require.NoError(t, err)
+	b5.Release()
+	p.Close()
+	require.Equal(t, 1, released[b5])
+	require.Zero(t, released[b4])
+	b4.Release()
+	require.Equal(t, 1, released[b4])
+	b4.Release()
+	p.Close()
+	require.Equal(t, 1, released[b4], "released once")
+	_, err = p.Get(ctx)
+	require.ErrorIs(t, err, ErrPoolClosed)
+	s = p.Stats()
+	require.Equal(t, 0, s.Sets)
+	require.Equal(t, 0, s.Pinned)
+	require.Equal(t, int64(5), s.Allocated)
+	for b, n := range hooked {
+		require.Equal(t, 1, n, "hook once per set")
+		if b != b3 {
+			require.Equal(t, 1, released[b], "release once per hooked set")
+		}
+	}
 }

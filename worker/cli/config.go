@@ -146,6 +146,14 @@ func (f *File) settings() []setting {
 	add("cuda-library", "C2_CUDA_LIBRARY", "path of libc2groth16.so (default $C2G_CUDA_LIB, then the loader's path)", str(&f.CUDALibrary))
 	add("residency", "C2_RESIDENCY", "parameters on a GPU: auto, device or pinned (default auto)", str(&f.Residency))
 	add("params-memory-budget-bytes", "C2_PARAMS_MEMORY_BUDGET_BYTES", "device memory for resident parameters per device (default: the backend decides)", num64(&f.ParamsMemoryBudget))
+	addBool("pin-buffers", "C2_PIN_BUFFERS", "page-lock the partition buffer sets so the CUDA upload DMAs from them (default true)", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		f.PinBuffers = &b
+		return nil
+	})
 	add("lanes", "C2_LANES", "priority lanes polled in order (default high,normal,low)", list(&f.Lanes))
 	add("heartbeat-interval", "C2_HEARTBEAT_INTERVAL", "registration refresh (default "+node.HeartbeatIntervalDefault.String()+")", dur(&f.HeartbeatInterval))
 	add("drain-timeout", "C2_DRAIN_TIMEOUT", "on SIGTERM, how long in-flight partitions may finish before they are handed back (default "+node.DrainTimeoutDefault.String()+")", dur(&f.DrainTimeout))

@@ -99,6 +99,11 @@ func TestProverCUDAReleasesHostKey(t *testing.T) {
 	st := p.BufferStats(testShape)
 	require.Equal(t, int64(1), st.Allocated)
 	require.Equal(t, 0, st.InUse)
+	// pin_buffers (default on) page-locked the set when the pool allocated
+	// it, so the upload went straight from it (the direct path itself:
+	// pkg/groth16/cuda TestProveRegisteredWitness)
+	require.Equal(t, 1, st.Pinned, "the set was registered with the library")
+	require.Zero(t, st.PinFailures)
 
 	_, err = node.NewProver(ctx, node.Config{ID: "again", Backend: "cuda", CUDALibrary: lib, Residency: "device"}, sp)
 	require.ErrorIs(t, err, node.ErrParams)

@@ -42,10 +42,11 @@ type Prover struct {
 // device is one device of a prover: its interlock and the keys of every
 // shape loaded on its backend instance.
 type device struct {
-	index int
-	name  string // "cpu0", "cuda1"
-	lock  *interlock.Device
-	keys  map[string]groth16.Key
+	index   int
+	name    string // "cpu0", "cuda1"
+	backend groth16.Backend
+	lock    *interlock.Device
+	keys    map[string]groth16.Key
 }
 
 // NewProver selects the backend (Config.Backend, Devices, CPUThreads,
@@ -125,7 +126,49 @@ func openProver(ctx context.Context, cfg Config, sel backend.Selection, opts bac
 		p.devices = append(p.devices, d)
 	}
 	p.releaseHostKeys()
+	p.pinBuffers()
 	return p, nil
+}
+
+// bufferRegistrar is a backend that page-locks host memory for its uploads
+// (the CUDA backend: registrations hold for every device of the process).
+type bufferRegistrar interface {
+	RegisterBuffers(set *groth16.Buffers) (release func(), err error)
+}
+
+// pinBuffers installs, with Config.PinBuffers and a backend that can, the
+// pools' hook that page-locks every set of partition buffers when it is
+// allocated (and unlocks it when the pool drops it), so uploads DMA straight
+// from the sets. A failure is logged once per shape; that set uploads
+// through the staging buffers.
+func (p *Prover) pinBuffers() {
+	if !p.cfg.pinBuffers() || len(p.devices) == 0 {
+		return
+	}
+	r, ok := p.devices[0].backend.(bufferRegistrar)
+	if !ok {
+		return
+	}
+	for _, name := range p.order {
+		pool := p.buffers[name]
+		var once sync.Once
+		pool.OnAlloc(func(set *groth16.Buffers) (func(), error) {
+			start := time.Now()
+			release, err := r.RegisterBuffers(set)
+			if err != nil {
+				once.Do(func() {
+					p.cfg.Logger.Warn("worker: page-locking partition buffers failed; uploads go through staging",
+						"shape", name, "bytes", pool.SetBytes(), "err", err)
+				})
+				return nil, err
+			}
+			p.cfg.Logger.Debug("worker: partition buffers page-locked", "shape", name, "bytes", pool.SetBytes(),
+				"took", time.Since(start).Round(time.Millisecond))
+			return release, nil
+		})
+		p.cfg.Logger.Info("worker: partition buffers are page-locked when allocated", "shape", name,
+			"bytes_per_set", pool.SetBytes(), "sets", p.bufferLimit(len(p.devices)))
+	}
 }
 
 // releaseHostKeys drops the host copy of every shape's proving key that
@@ -157,7 +200,7 @@ func (p *Prover) openDevice(ctx context.Context, opts backend.Options, idx int) 
 	if err != nil {
 		return nil, fmt.Errorf("node: device %d: %w", idx, err)
 	}
-	d := &device{index: idx, name: b.Name() + strconv.Itoa(idx), lock: lock, keys: map[string]groth16.Key{}}
+	d := &device{index: idx, name: b.Name() + strconv.Itoa(idx), backend: b, lock: lock, keys: map[string]groth16.Key{}}
 	for _, name := range p.order {
 		sp := p.shapes[name]
 		start := time.Now()
@@ -225,7 +268,7 @@ func (p *Prover) Close() {
 		p.closed = true
 		p.closeDevices()
 		for _, b := range p.buffers {
-			b.Drain()
+			b.Close() // unlocks page-locked sets
 		}
 	}
 }

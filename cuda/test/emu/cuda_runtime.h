@@ -67,6 +67,7 @@ enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDe
 #define cudaStreamNonBlocking 1
 #define cudaEventDisableTiming 2
 #define cudaHostRegisterDefault 0
+#define cudaHostRegisterPortable 1
 
 struct cudaDeviceProp {
   char name[256];

@@ -306,6 +306,8 @@ type rawResults struct {
 	h, l, a, bg1 [g1XYZZ]byte
 	bg2          [g2XYZZ]byte
 	ms           [8]float64
+	// upload: bytes copied from registered host memory, through staging
+	directBytes, stagedBytes int64
 }
 
 func (t *task) DeviceBytes() int64        { return t.bytes }

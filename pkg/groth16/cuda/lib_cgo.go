@@ -38,6 +38,8 @@ typedef struct c2g_api {
 	c2g_status (*task_results)(int32_t, const c2g_task*, c2g_results*, c2g_error*);
 	void (*task_cancel)(c2g_task*);
 	void (*task_free)(c2g_task*);
+	c2g_status (*host_register)(void*, uint64_t, c2g_error*);
+	c2g_status (*host_unregister)(void*, c2g_error*);
 } c2g_api;
 
 static const char* c2g_api_names[] = {
@@ -46,7 +48,7 @@ static const char* c2g_api_names[] = {
 	"c2g_buffer_fill_random_points", "c2g_buffer_copy", "c2g_msm", "c2g_fixed_base", "c2g_ntt", "c2g_selftest",
 	"c2g_key_device_bytes", "c2g_key_create", "c2g_key_free", "c2g_key_task_bytes",
 	"c2g_task_create", "c2g_task_upload", "c2g_task_compute", "c2g_task_results",
-	"c2g_task_cancel", "c2g_task_free",
+	"c2g_task_cancel", "c2g_task_free", "c2g_host_register", "c2g_host_unregister",
 };
 
 // c2g_api_open loads path and resolves every entry point. On failure it
@@ -108,6 +110,8 @@ static c2g_status t_task_compute(c2g_api* a, int32_t d, c2g_task* t, c2g_error* 
 static c2g_status t_task_results(c2g_api* a, int32_t d, const c2g_task* t, c2g_results* o, c2g_error* e) { return a->task_results(d, t, o, e); }
 static void t_task_cancel(c2g_api* a, c2g_task* t) { a->task_cancel(t); }
 static void t_task_free(c2g_api* a, c2g_task* t) { a->task_free(t); }
+static c2g_status t_host_register(c2g_api* a, void* p, uint64_t n, c2g_error* e) { return a->host_register(p, n, e); }
+static c2g_status t_host_unregister(c2g_api* a, void* p, c2g_error* e) { return a->host_unregister(p, e); }
 
 // The host build of the arithmetic (tests only).
 typedef int (*c2g_host_selftest_fn)(int, const void*, const void*, void*, uint64_t);
@@ -437,9 +441,26 @@ func (a *api) taskResults(dev int, t cTask) (*rawResults, error) {
 	copy(out.a[:], C.GoBytes(unsafe.Pointer(&r.a[0]), 192))
 	copy(out.bg1[:], C.GoBytes(unsafe.Pointer(&r.b_g1[0]), 192))
 	copy(out.bg2[:], C.GoBytes(unsafe.Pointer(&r.b_g2[0]), 384))
+	out.directBytes, out.stagedBytes = int64(r.upload_direct_bytes), int64(r.upload_staged_bytes)
 	out.ms = [8]float64{float64(r.ms_upload), float64(r.ms_h), float64(r.ms_msm_h), float64(r.ms_msm_l),
 		float64(r.ms_msm_a), float64(r.ms_msm_b_g1), float64(r.ms_msm_b_g2), float64(r.ms_compute)}
 	return out, nil
+}
+
+// hostRegister page-locks [p, p+n) and records it in the library (p must
+// stay valid, and pinned if it is Go memory, until hostUnregister).
+func (a *api) hostRegister(p unsafe.Pointer, n int64) error {
+	var e cerr
+	var st C.c2g_status
+	lockedCall(func() { st = C.t_host_register(a.p, p, C.uint64_t(n), &e.e) })
+	return e.check(st, "host register", -1)
+}
+
+func (a *api) hostUnregister(p unsafe.Pointer) error {
+	var e cerr
+	var st C.c2g_status
+	lockedCall(func() { st = C.t_host_unregister(a.p, p, &e.e) })
+	return e.check(st, "host unregister", -1)
 }
 
 func (a *api) taskCancel(t cTask) { C.t_task_cancel(a.p, t) }

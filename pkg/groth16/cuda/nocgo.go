@@ -30,5 +30,10 @@ func (b *Backend) Device() DeviceInfo { return DeviceInfo{} }
 
 func libraryDescription(b *Backend) string { return "" }
 
+// RegisterBuffers always fails in builds without cgo.
+func (b *Backend) RegisterBuffers(set *groth16.Buffers) (release func(), err error) {
+	return nil, fmt.Errorf("%w: built without cgo", ErrLibrary)
+}
+
 // FixedBase is nil in builds without cgo.
 func (b *Backend) FixedBase() groth16.FixedBase { return nil }

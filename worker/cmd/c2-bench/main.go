@@ -755,7 +755,7 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	r.Peaks = b.mem.Peaks()
 	buf := p.BufferStats(sp.Name())
 	r.Buffers = Buffers{SetBytes: buf.SetBytes, Limit: buf.Limit, Allocated: buf.Allocated - buf0.Allocated,
-		Reused: buf.Reused - buf0.Reused, Waits: buf.Waits - buf0.Waits}
+		Reused: buf.Reused - buf0.Reused, Waits: buf.Waits - buf0.Waits, Pinned: buf.Pinned}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

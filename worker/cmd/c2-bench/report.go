@@ -163,6 +163,9 @@ type Buffers struct {
 	Allocated int64 `json:"allocated_sets"`
 	Reused    int64 `json:"reused_sets"`
 	Waits     int64 `json:"waits"`
+	// Pinned is the sets page-locked at the end of the run (pin_buffers
+	// with the CUDA backend: uploads DMA straight from them).
+	Pinned int `json:"pinned_sets"`
 }
 
 // Partition is one proved partition of a run.
