@@ -376,8 +376,11 @@ func (p *Prover) Slots() []*Slot {
 // PartitionResult is what one partition produced and where its time went.
 type PartitionResult struct {
 	Proof *groth16.Proof
-	// Synthesis is the CPU synthesis (witness + solver).
-	Synthesis time.Duration
+	// Synthesis is the CPU synthesis (witness + solver), wall time;
+	// SynthesisCPU the CPU time its own threads spent (circuit.WithCPUTime:
+	// exact while other partitions are synthesized too; 0 where it cannot
+	// be read).
+	Synthesis, SynthesisCPU time.Duration
 	// Prove is the interlocked proof's wall time without its waits;
 	// LockWait is the sum of those waits (locks and VRAM).
 	Prove, LockWait time.Duration
@@ -441,7 +444,7 @@ func (s *Slot) ProvePartition(ctx context.Context, shape string, out *c1.Output,
 	// The witness is built in one of the shape's pooled buffer sets and
 	// given back as soon as the backend no longer reads it (WitnessDone
 	// below), on every path (the deferred Release).
-	w, err := sp.compiled.Synthesize(sctx, out, k, circuit.WithBuffers(p.buffers[shape]))
+	w, err := sp.compiled.Synthesize(sctx, out, k, circuit.WithBuffers(p.buffers[shape]), circuit.WithCPUTime(&res.SynthesisCPU))
 	defer w.Release()
 	res.Synthesis = time.Since(start)
 	telemetry.RecordFailure(sspan, err)

@@ -76,6 +76,8 @@ type options struct {
 	wholeSolve bool
 	// buffers is where Synthesize takes the instance's vectors from.
 	buffers *groth16.BufferPool
+	// cpuTime receives the CPU time of Synthesize's own threads.
+	cpuTime *time.Duration
 }
 
 // WithProgress reports long stages (compiling, solving) to p.
@@ -90,6 +92,16 @@ func WithProgress(p groth16.Progress) Option { return func(o *options) { o.progr
 // synthesis gives it back itself. Only the per-template solve uses the pool
 // (the tests' whole-system oracle allocates as gnark's solver does).
 func WithBuffers(pool *groth16.BufferPool) Option { return func(o *options) { o.buffers = pool } }
+
+// WithCPUTime makes Synthesize store in d the CPU time (user + system) its
+// own threads spent on the partition: building the witness, solving the
+// templates and scattering their solutions, summed over the goroutines that
+// did it (each locked to its OS thread while it works). Unlike the
+// process's CPU time it stays exact while other partitions are synthesized
+// in the same process. d is set to 0 where a thread's CPU time cannot be
+// read (only Linux can) and for the whole-system solve (gnark's own
+// goroutines).
+func WithCPUTime(d *time.Duration) Option { return func(o *options) { o.cpuTime = d } }
 
 // NewBufferPool returns a pool of this circuit's partition buffers holding
 // at most limit sets (see WithBuffers).

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -45,6 +46,20 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	// CPU time of this goroutine's part (witness, head, scatter) plus that
+	// of the challenge goroutines (solveTemplates adds theirs).
+	var cpu atomic.Int64
+	measure := o.cpuTime != nil && c.templates != nil && !o.wholeSolve
+	if o.cpuTime != nil {
+		*o.cpuTime = 0
+		if measure {
+			timer := startThreadTimer(true)
+			defer func() {
+				timer.stop(&cpu)
+				*o.cpuTime = time.Duration(cpu.Load())
+			}()
+		}
+	}
 	o.progress("circuit: witness", 0, 1)
 	wit, err := c.Witness(out, k)
 	if err != nil {
@@ -62,7 +77,7 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 			err = fmt.Errorf("%w: shape %s partition %d: %v", ErrUnsatisfied, c.params.Name, k, err)
 		}
 	} else {
-		s, err = c.solveTemplates(ctx, wit, k, o.buffers)
+		s, err = c.solveTemplates(ctx, wit, k, o.buffers, measureIf(measure, &cpu))
 	}
 	if err != nil {
 		return nil, err
@@ -77,7 +92,8 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 
 // solveTemplates solves the partition system per template use (see
 // Synthesize) on a full partition witness, into a set of pool's buffers
-// when pool is not nil.
+// when pool is not nil. With cpu, each challenge goroutine adds its own
+// thread's CPU time to it.
 //
 // Every element of the vectors it hands on is written here, so a reused set
 // needs no clearing: the wires are the constant one, the witness, and the
@@ -88,7 +104,7 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 // written by groth16's Synthesized. Capacity beyond that is left as it is
 // (backends never read past len: groth16.Synthesized).
 // TestSynthesizeIntoDirtyBuffers checks it.
-func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k int, pool *groth16.BufferPool) (_ *groth16.Synthesized, err error) {
+func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k int, pool *groth16.BufferPool, cpu *atomic.Int64) (_ *groth16.Synthesized, err error) {
 	t := c.templates
 	gc := c.circuit
 	r := gc.R1CS()
@@ -174,6 +190,10 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if cpu != nil {
+				timer := startThreadTimer(true)
+				defer timer.stop(cpu)
+			}
 			for !failed.Load() {
 				j := int(next.Add(1) - 1)
 				if j >= n {
@@ -200,4 +220,12 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		return gc.SynthesizedBuffers(buf)
 	}
 	return gc.Synthesized(wires, a, b, cv)
+}
+
+// measureIf returns sum when on, else nil (solveTemplates measures nothing).
+func measureIf(on bool, sum *atomic.Int64) *atomic.Int64 {
+	if on {
+		return sum
+	}
+	return nil
 }

@@ -53,7 +53,7 @@ func TestSynthesizePerTemplate(t *testing.T) {
 
 				cancelled, cancel := context.WithCancel(ctx)
 				cancel()
-				_, err = c.solveTemplates(cancelled, mustWitness(t, c, out, 0), 0, nil)
+				_, err = c.solveTemplates(cancelled, mustWitness(t, c, out, 0), 0, nil, nil)
 				require.ErrorIs(t, err, context.Canceled)
 
 				last := out.VanillaProofs.Partitions()[out.Shape.Partitions-1]

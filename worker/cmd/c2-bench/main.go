@@ -583,9 +583,10 @@ func (b *bench) quietLog() *slog.Logger {
 func (b *bench) prover(ctx context.Context, sp *node.ShapeParams) (*node.Prover, error) {
 	o := b.o
 	be := &b.rep.Backend
-	be.SynthesisCPUNote = "process CPU time (getrusage RUSAGE_SELF, user+system, every thread) between the start and the end of " +
-		"the partition's synthesis: exact when no other partition was in flight meanwhile (synthesis_overlapped false), " +
-		"otherwise an upper bound that includes the other partitions' work (the solver's goroutines cannot be accounted on their own)"
+	be.SynthesisCPUNote = "the CPU time (user+system) of the synthesis's own threads, summed over the goroutines that built the witness " +
+		"and solved the templates (circuit.WithCPUTime, getrusage RUSAGE_THREAD; synthesis_core_s_threads true): exact whatever else runs; " +
+		"where that cannot be read (not Linux), the process's CPU time between the start and the end of the synthesis, exact only when no " +
+		"other partition was in flight (synthesis_overlapped false), otherwise an upper bound"
 	// VRAM: device-wide memory in use, read through the CUDA library.
 	var probe vramProbe
 	before := map[int]int64{}
@@ -793,6 +794,9 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 	pt.Latency = end.Sub(pt.start).Seconds()
 	bt := res.Interlock.Backend
 	pt.Synth, pt.LockWait, pt.Prove, pt.Verify = secs(res.Synthesis), secs(res.LockWait), secs(res.Prove), secs(res.Verify)
+	if res.SynthesisCPU > 0 { // the synthesis threads' own CPU time: exact, overlapped or not
+		pt.SynthCPU, pt.SynthCPUThreads = secs(res.SynthesisCPU), true
+	}
 	pt.Prepare, pt.Upload, pt.Compute, pt.Finish = secs(bt.Prepare), secs(bt.Upload), secs(bt.Compute), secs(bt.Finish)
 	pt.DeviceS = pt.Upload + pt.Compute
 	pt.H, pt.MSMH, pt.MSML, pt.MSMA, pt.MSMBG1, pt.MSMBG2 = secs(bt.H), secs(bt.MSMH), secs(bt.MSML), secs(bt.MSMA), secs(bt.MSMBG1), secs(bt.MSMBG2)
@@ -809,7 +813,7 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 	}
 	n := done.Add(1)
 	b.printf("%s: partition %d (C1 %d) on %s: synth %.2fs (%.1f core-s%s), wait %.3fs, upload %.3fs, compute %.3fs, verify %.3fs, latency %.2fs: %s (%d/%d)",
-		label, i, k, s.Name(), pt.Synth, pt.SynthCPU, map[bool]string{true: ", overlapped", false: ""}[pt.Overlapped],
+		label, i, k, s.Name(), pt.Synth, pt.SynthCPU, map[bool]string{true: ", overlapped", false: ""}[pt.Overlapped && !pt.SynthCPUThreads],
 		pt.LockWait, pt.Upload, pt.Compute, pt.Verify, pt.Latency, status, n, b.o.partitions)
 }
 
@@ -828,7 +832,7 @@ func (b *bench) summarize(r *Run, rs *runState, wall, cpu time.Duration, devices
 		lat = append(lat, p.Latency)
 		synth = append(synth, p.Synth)
 		synthCPU = append(synthCPU, p.SynthCPU)
-		if !p.Overlapped {
+		if !p.Overlapped || p.SynthCPUThreads {
 			synthCPUExact = append(synthCPUExact, p.SynthCPU)
 		}
 		dev = append(dev, p.DeviceS)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -55,6 +56,7 @@ func requireRun(t *testing.T, r *Run, slots int) {
 	require.Equal(t, int64(2), r.Buffers.Allocated+r.Buffers.Reused, r.Name)
 	require.Positive(t, r.Buffers.SetBytes, r.Name)
 	seen := map[int]bool{}
+	synthCPU := 0.0
 	for _, p := range r.PartitionsDetail {
 		require.True(t, p.Verified, "%s partition %d: %s", r.Name, p.Index, p.Error)
 		require.Empty(t, p.Error)
@@ -64,11 +66,20 @@ func requireRun(t *testing.T, r *Run, slots int) {
 			"compute": p.Compute, "device": p.DeviceS, "verify": p.Verify, "latency": p.Latency} {
 			require.Positive(t, v, "%s partition %d: %s", r.Name, p.Index, what)
 		}
+		// On Linux the synthesis threads' own CPU time is read, so it is
+		// exact even where two slots' syntheses overlapped.
+		require.Equal(t, runtime.GOOS == "linux", p.SynthCPUThreads, "%s partition %d", r.Name, p.Index)
+		synthCPU += p.SynthCPU
 		require.GreaterOrEqual(t, p.LockWait, 0.0)
 		require.InDelta(t, p.End-p.Start, p.Latency, 1e-6)
 		require.LessOrEqual(t, p.End, r.Wall+1e-6)
 	}
 	require.Len(t, seen, 2, "each partition proved once")
+	// the syntheses' own CPU time lies within the process's over the run
+	require.LessOrEqual(t, synthCPU, r.CoreSeconds*float64(len(r.PartitionsDetail))+0.05, r.Name)
+	if runtime.GOOS == "linux" {
+		require.True(t, r.SynthCPUExact, "%s: measured on the synthesis threads", r.Name)
+	}
 	for what, v := range map[string]float64{"wall": r.Wall, "throughput": r.Throughput, "latency median": r.LatencyMedian,
 		"latency max": r.LatencyMax, "synthesis": r.SynthMedian, "synthesis core-s": r.SynthCPUMedian,
 		"device s": r.DeviceMedian, "compute": r.ComputeMedian, "core-s": r.CoreSeconds} {

@@ -126,9 +126,10 @@ type Run struct {
 	LatencyMax     float64 `json:"latency_max_s"`
 	SynthMedian    float64 `json:"synthesis_median_s"`
 	SynthCPUMedian float64 `json:"synthesis_core_s_median"`
-	// SynthCPUExact: the median is over partitions whose synthesis ran
-	// with no other partition in flight, so its CPU time is its own; false
-	// when every synthesis overlapped other work (an upper bound then).
+	// SynthCPUExact: the median is over partitions whose synthesis CPU
+	// time is their own (measured on the synthesis threads, or with no
+	// other partition in flight); false when every one is a process-wide
+	// figure that overlapped other work (an upper bound then).
 	SynthCPUExact  bool    `json:"synthesis_core_s_exact"`
 	DeviceMedian   float64 `json:"device_s_median"`
 	UploadMedian   float64 `json:"upload_s_median"`
@@ -180,8 +181,11 @@ type Partition struct {
 	Latency  float64 `json:"latency_s"`
 	Synth    float64 `json:"synthesis_s"`
 	SynthCPU float64 `json:"synthesis_core_s"`
-	// Overlapped: another partition was in flight during this synthesis,
-	// so SynthCPU includes its work too.
+	// SynthCPUThreads: SynthCPU is the synthesis threads' own CPU time
+	// (exact); otherwise the process's over the synthesis.
+	SynthCPUThreads bool `json:"synthesis_core_s_threads"`
+	// Overlapped: another partition was in flight during this synthesis
+	// (so a process-wide SynthCPU includes its work too).
 	Overlapped  bool    `json:"synthesis_overlapped"`
 	LockWait    float64 `json:"lock_wait_s"`
 	Prove       float64 `json:"prove_s"`

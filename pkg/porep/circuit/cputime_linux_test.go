@@ -1,0 +1,79 @@
+package circuit
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// processCPU is the process's CPU time so far, every thread, user + system.
+func processCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestSynthesizeCPUTime: WithCPUTime reports the CPU time of the
+// synthesis's own threads. Alone, that is between half the process's CPU
+// time over the call and all of it (the rest: the runtime's background GC
+// workers); two syntheses at once each report their own, and together they
+// again lie within the process's CPU time over both — where the process's
+// time alone would count each partition's work twice. The whole-system
+// solve reports 0.
+func TestSynthesizeCPUTime(t *testing.T) {
+	const slack = 20 * time.Millisecond // the two clocks' granularity
+	c, err := Compile(mustParams(t, solveShape))
+	require.NoError(t, err)
+	out := parseC1(t, sealedC1(t, solveShape, 70))
+	ctx := context.Background()
+	s, err := c.Synthesize(ctx, out, 0) // first use: allocations, solver set-up
+	require.NoError(t, err)
+	s.Release()
+
+	var d time.Duration
+	p0 := processCPU(t)
+	s, err = c.Synthesize(ctx, out, 0, WithCPUTime(&d))
+	p := processCPU(t) - p0
+	require.NoError(t, err)
+	s.Release()
+	t.Logf("alone: synthesis threads %v, process %v", d, p)
+	require.Positive(t, d)
+	require.LessOrEqual(t, d, p+slack)
+	require.GreaterOrEqual(t, d, p/2)
+
+	var ds [2]time.Duration
+	var errs [2]error
+	var wg sync.WaitGroup
+	p0 = processCPU(t)
+	for i := range ds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Synthesize(ctx, out, i%out.Shape.Partitions, WithCPUTime(&ds[i]))
+			if err == nil {
+				r.Release()
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	p = processCPU(t) - p0
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	t.Logf("two at once: synthesis threads %v + %v, process %v", ds[0], ds[1], p)
+	require.Positive(t, ds[0])
+	require.Positive(t, ds[1])
+	require.LessOrEqual(t, ds[0]+ds[1], p+2*slack)
+	require.GreaterOrEqual(t, ds[0]+ds[1], p/2)
+
+	d = time.Hour
+	s, err = c.Synthesize(ctx, out, 0, withWholeSolve(), WithCPUTime(&d))
+	require.NoError(t, err)
+	s.Release()
+	require.Zero(t, d, "the whole-system solve's threads are gnark's")
+}
