@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,6 +91,14 @@ func TestJobTraceInJaeger(t *testing.T) {
 			require.Equal(t, "c2-coordinator", parent.Service)
 		case telemetry.SpanInterlockWait, telemetry.SpanSynthesize, telemetry.SpanGPUCompute, telemetry.SpanVerify:
 			require.Equal(t, telemetry.SpanPartition, byID[s.ParentID].Name, "%s is a child of a partition span", s.Name)
+			if s.Name == telemetry.SpanSynthesize && runtime.GOOS == "linux" {
+				// the synthesis threads' own CPU time: positive, at most
+				// every core busy for the span's length
+				cpu, err := strconv.ParseFloat(s.Tags[string(telemetry.AttrCPUSeconds)], 64)
+				require.NoError(t, err, "synthesize span tag %s", telemetry.AttrCPUSeconds)
+				require.Positive(t, cpu)
+				require.LessOrEqual(t, cpu, s.Duration.Seconds()*float64(runtime.NumCPU())+0.05)
+			}
 		}
 	}
 	require.Equal(t, 2, parts)

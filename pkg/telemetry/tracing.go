@@ -51,6 +51,8 @@ const (
 	AttrShape      = attribute.Key("c2.shape")
 	AttrLane       = attribute.Key("c2.lane")
 	AttrPartitions = attribute.Key("c2.partitions")
+	// AttrCPUSeconds is the CPU time of a span's own threads (synthesize).
+	AttrCPUSeconds = attribute.Key("c2.cpu_seconds")
 )
 
 // TracingConfig configures Setup.

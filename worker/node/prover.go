@@ -447,6 +447,9 @@ func (s *Slot) ProvePartition(ctx context.Context, shape string, out *c1.Output,
 	w, err := sp.compiled.Synthesize(sctx, out, k, circuit.WithBuffers(p.buffers[shape]), circuit.WithCPUTime(&res.SynthesisCPU))
 	defer w.Release()
 	res.Synthesis = time.Since(start)
+	if res.SynthesisCPU > 0 {
+		sspan.SetAttributes(telemetry.AttrCPUSeconds.Float64(res.SynthesisCPU.Seconds()))
+	}
 	telemetry.RecordFailure(sspan, err)
 	sspan.End()
 	if err != nil {
