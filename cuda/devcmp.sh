@@ -9,6 +9,7 @@
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+scripts/devpack.sh unpack  # a compressed .devpack/ carried instead of .devbuild/
 out="${OUT:-/tmp/c2g-devcmp-out}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader

@@ -16,6 +16,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+scripts/devpack.sh unpack  # a compressed .devpack/ carried instead of .devbuild/
 out="${OUT:-/tmp/c2g-devrun-out}"
 mkdir -p "$out"
 steps="${STEPS:-build test bench}"

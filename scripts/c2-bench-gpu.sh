@@ -24,6 +24,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+scripts/devpack.sh unpack  # a compressed .devpack/ carried instead of .devbuild/
 out="${OUT:-/tmp/c2-bench-out}"
 name="${NAME:-c2-bench}"
 mkdir -p "$out"
