@@ -106,17 +106,22 @@ func TestProveMatchesCPU(t *testing.T) {
 	rnd := fixedRnd(0x1234567, 0x7654321)
 	want := f.cpuProof(t, syn, rnd)
 	for _, c := range []struct {
-		name  string
-		res   Residency
-		chunk int
-		lanes string // C2G_UPLOAD_THREADS: the witness upload's host threads
-	}{{"device", ResidencyDevice, 0, "1"}, {"device-upload-lanes", ResidencyDevice, 0, "5"},
-		{"pinned", ResidencyPinned, 0, ""}, {"pinned-chunks", ResidencyPinned, 1200, ""}} {
+		name    string
+		res     Residency
+		chunk   int
+		lanes   string // C2G_UPLOAD_THREADS: the witness upload's host threads
+		overlap bool   // C2G_OVERLAP_MSM=1: the L, A, B MSMs beside the H MSM
+	}{{"device", ResidencyDevice, 0, "1", false}, {"device-upload-lanes", ResidencyDevice, 0, "5", false},
+		{"device-overlap-msm", ResidencyDevice, 0, "", true},
+		{"pinned", ResidencyPinned, 0, "", false}, {"pinned-chunks", ResidencyPinned, 1200, "", false}} {
 		res := c.res
 		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
 			if c.lanes != "" {
 				t.Setenv("C2G_UPLOAD_THREADS", c.lanes)
+			}
+			if c.overlap {
+				t.Setenv("C2G_OVERLAP_MSM", "1") // read when the key is made
 			}
 			var last [2]int64
 			// pinned-chunks streams the large queries in two chunks
