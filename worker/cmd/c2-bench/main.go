@@ -99,6 +99,7 @@ type options struct {
 	workers      int
 	vramBudget   int64
 	sweep        bool
+	warmup       bool
 	sweepModes   []interlock.Mode
 	sweepWorkers []int
 	paramsDir    string
@@ -128,6 +129,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.workers, "gpu-workers", 0, "slots per device, gpu_workers_per_device (0: the worker's default, 2 on a GPU, 1 on the CPU)")
 	fs.Int64Var(&o.vramBudget, "vram-budget", 0, "per-device VRAM budget of proofs in flight, bytes (0: none)")
 	fs.BoolVar(&o.sweep, "sweep", false, "prove the job once per interlock mode × workers per device (-sweep-modes × -sweep-workers)")
+	fs.BoolVar(&o.warmup, "warmup", false, "before each run, prove one partition per slot, verified but not measured (the slots' buffer sets allocated, page-locked and faulted in), so short runs measure the steady state")
 	fs.StringVar(&modes, "sweep-modes", "none,exclusive,compute,split", "interlock modes of -sweep")
 	fs.StringVar(&workers, "sweep-workers", "1,2,3", "workers per device of -sweep")
 	fs.StringVar(&o.paramsDir, "params-dir", "", "read <shape>.params from here when present and made for this circuit")
@@ -319,10 +321,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		runtime.GC()
 		debug.FreeOSMemory() // the last run's garbage must not count in this run's peaks
-		r, err := b.runJob(ctx, p, sp, fmt.Sprintf("run %d/%d", i+1, len(configs)))
+		label := fmt.Sprintf("run %d/%d", i+1, len(configs))
+		warm := 0
+		if o.warmup {
+			w, err := b.runJob(ctx, p, sp, label+" warm-up", len(p.Slots()))
+			if err != nil {
+				return err
+			}
+			warm = w.Partitions
+			b.rep.Proofs += w.Verified // proofs all the same: counted and verified
+			b.rep.Failures += w.Failed
+			if w.Failed > 0 {
+				b.rep.Verified = false
+			}
+		}
+		r, err := b.runJob(ctx, p, sp, label, o.partitions)
 		if err != nil {
 			return err
 		}
+		r.WarmupPartitions = warm
 		b.rep.Runs = append(b.rep.Runs, r)
 		b.rep.Proofs += r.Verified
 		b.rep.Failures += r.Failed
@@ -652,6 +669,7 @@ func (b *bench) prover(ctx context.Context, sp *node.ShapeParams) (*node.Prover,
 // observer.
 type runState struct {
 	start time.Time
+	total int // partitions in the run
 
 	mu       sync.Mutex
 	bySlot   map[string]*Partition // the partition each slot is proving
@@ -716,20 +734,21 @@ func (rs *runState) end(slot string, p *Partition) {
 // runJob proves the job's partitions on the prover's slots, each slot
 // taking the next partition when it is free (as queue slots do with
 // Fetch(1)), and summarizes the run.
-func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams, label string) (*Run, error) {
-	o := b.o
+// runJob proves n partitions (cycling through the C1's) on the prover's
+// slots and measures the run.
+func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams, label string, n int) (*Run, error) {
 	slots := p.Slots()
 	r := &Run{Interlock: string(p.Interlock()), WorkersPerDevice: p.WorkersPerDevice(), Devices: p.DeviceNames(),
-		Slots: len(slots), VRAMBudget: p.VRAMBudget(), Partitions: o.partitions}
+		Slots: len(slots), VRAMBudget: p.VRAMBudget(), Partitions: n}
 	r.Name = fmt.Sprintf("%s×%d", r.Interlock, r.WorkersPerDevice)
 	b.printf("%s: interlock %s, %d per device, %d slots on %v: %d partitions", label, r.Interlock, r.WorkersPerDevice, len(slots), r.Devices, r.Partitions)
 
-	jobs := make(chan int, o.partitions)
-	for i := 0; i < o.partitions; i++ {
+	jobs := make(chan int, n)
+	for i := range n {
 		jobs <- i
 	}
 	close(jobs)
-	rs := &runState{bySlot: map[string]*Partition{}, inSynth: map[*Partition]bool{}}
+	rs := &runState{total: n, bySlot: map[string]*Partition{}, inSynth: map[*Partition]bool{}}
 	b.mem.Reset()
 	rs.start = time.Now()
 	b.cur.Store(rs)
@@ -814,7 +833,7 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 	n := done.Add(1)
 	b.printf("%s: partition %d (C1 %d) on %s: synth %.2fs (%.1f core-s%s), wait %.3fs, upload %.3fs, compute %.3fs, verify %.3fs, latency %.2fs: %s (%d/%d)",
 		label, i, k, s.Name(), pt.Synth, pt.SynthCPU, map[bool]string{true: ", overlapped", false: ""}[pt.Overlapped && !pt.SynthCPUThreads],
-		pt.LockWait, pt.Upload, pt.Compute, pt.Verify, pt.Latency, status, n, b.o.partitions)
+		pt.LockWait, pt.Upload, pt.Compute, pt.Verify, pt.Latency, status, n, rs.total)
 }
 
 // summarize fills the run's figures from its partitions.

@@ -136,14 +136,16 @@ func TestBenchCPU(t *testing.T) {
 	doc := poreptest.SealedC1(t, testShape, 3)
 	require.NoError(t, os.WriteFile(c1Path, doc, 0o644))
 	r, stdout, err = benchRun(t, "-c1", c1Path, "-backend", "cpu", "-params-dir", dir, "-trusted-params",
-		"-sweep", "-sweep-modes", "exclusive,compute", "-sweep-workers", "1,2")
+		"-sweep", "-sweep-modes", "exclusive,compute", "-sweep-workers", "1,2", "-warmup")
 	require.NoError(t, err)
 	require.Equal(t, "file", r.Input.Kind)
 	require.NotContains(t, stdout, "BENCHMARK INPUT")
 	require.Equal(t, "read", r.Params.Source)
 	require.False(t, r.Params.Written)
 	require.True(t, r.Verified)
-	require.Equal(t, 8, r.Proofs)
+	// 4 runs of 2 partitions, each after a warm-up of one partition per
+	// slot (1, 2, 1, 2), every proof verified and counted
+	require.Equal(t, 8+6, r.Proofs)
 	require.Len(t, r.Runs, 4)
 	for i, want := range []struct {
 		mode    string
@@ -153,6 +155,9 @@ func TestBenchCPU(t *testing.T) {
 		require.Equal(t, want.mode, run.Interlock)
 		require.Equal(t, want.workers, run.WorkersPerDevice)
 		requireRun(t, run, want.workers)
+		require.Equal(t, want.workers, run.WarmupPartitions, "one warm-up partition per slot")
+		// the warm-up filled the pool: the measured run allocates nothing
+		require.Zero(t, run.Buffers.Allocated, "%s: buffer sets allocated after the warm-up", run.Name)
 	}
 	// Two slots under the exclusive lock: the second proof waited for the
 	// first; no more than one device stage at a time.

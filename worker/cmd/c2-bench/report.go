@@ -117,8 +117,11 @@ type Run struct {
 	Slots            int      `json:"slots"`
 	VRAMBudget       int64    `json:"vram_budget_bytes"`
 	Partitions       int      `json:"partitions"`
-	Verified         int      `json:"verified"`
-	Failed           int      `json:"failed"`
+	// WarmupPartitions were proved (and verified) just before the run and
+	// not measured (-warmup): one per slot.
+	WarmupPartitions int `json:"warmup_partitions,omitempty"`
+	Verified         int `json:"verified"`
+	Failed           int `json:"failed"`
 
 	Wall           float64 `json:"wall_s"`
 	Throughput     float64 `json:"partitions_per_min"`
