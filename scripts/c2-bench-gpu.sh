@@ -68,6 +68,12 @@ fi
 summary() { # the stage lines of a c2-bench log
   grep -E "^\[ *[0-9.]+s\] (input: [^[]|compile: [0-9]|params: (gen|read|wrote|none|not)|prover: |run [0-9]+/[0-9]+: [a-z]+×)" "$1" | tail -40
 }
+bench() { # bench FILE-BASE ARGS...: one c2-bench run, its table, log and JSON as $out/FILE-BASE.*
+  local base="$1"
+  shift
+  timeout "$(left)" .devbuild/c2-bench -backend cuda -cuda-library "$lib" -json "$out/$base.json" "$@" \
+    >"$out/$base.table" 2>"$out/$base.log"
+}
 if [[ -n "${PROCS:-}" ]]; then
   # One c2-bench process per device in $PROCS (e.g. "0 1"), all at once,
   # each with ARGS plus -devices <its device>: the "several worker
@@ -75,8 +81,7 @@ if [[ -n "${PROCS:-}" ]]; then
   pids=()
   for d in $PROCS; do
     # shellcheck disable=SC2086
-    timeout "$(left)" .devbuild/c2-bench -backend cuda -cuda-library "$lib" -json "$out/$name-dev$d.json" \
-      -devices "$d" $ARGS >"$out/$name-dev$d.table" 2>"$out/$name-dev$d.log" &
+    bench "$name-dev$d" -devices "$d" $ARGS &
     pids+=($!)
   done
   rc=0
@@ -89,8 +94,7 @@ if [[ -n "${PROCS:-}" ]]; then
   (( rc != 0 )) && echo "c2-bench: rc=$rc (one process at least)"
 else
   # shellcheck disable=SC2086
-  timeout "$(left)" .devbuild/c2-bench -backend cuda -cuda-library "$lib" -json "$out/$name.json" \
-    ${ARGS:--shape 2KiB -partitions 6 -sweep} >"$out/$name.table" 2>"$out/$name.log"
+  bench "$name" ${ARGS:--shape 2KiB -partitions 6 -sweep}
   rc=$?
   summary "$out/$name.log"
   if (( rc != 0 )); then echo "c2-bench: rc=$rc"; tail -15 "$out/$name.log"; fi

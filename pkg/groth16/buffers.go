@@ -253,39 +253,35 @@ func (p *BufferPool) signal() {
 // SetLimit changes the bound on sets alive (at least 1). Free sets beyond a
 // lowered bound are dropped at once, sets in use when they come back.
 func (p *BufferPool) SetLimit(limit int) {
-	var dropped []*Buffers
-	defer func() { releaseSets(dropped) }()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.limit = max(1, limit)
-	if excess := p.sets - p.limit; excess > 0 {
-		dropped = p.dropFree(max(0, len(p.free)-excess))
-	}
-	p.signal()
+	p.trim(func() int {
+		p.limit = max(1, limit)
+		return len(p.free) - max(0, p.sets-p.limit)
+	})
 }
 
 // Drain drops every free set (the memory is collected once nothing else
 // references it); sets in use are kept when they come back.
-func (p *BufferPool) Drain() {
-	var dropped []*Buffers
-	defer func() { releaseSets(dropped) }()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	dropped = p.dropFree(0)
-	p.signal()
-}
+func (p *BufferPool) Drain() { p.trim(func() int { return 0 }) }
 
 // Close drops every free set, and every set in use when it comes back;
 // Get fails with ErrPoolClosed from now on (waiting Gets too). Safe to call
 // more than once.
 func (p *BufferPool) Close() {
-	var dropped []*Buffers
-	defer func() { releaseSets(dropped) }()
+	p.trim(func() int {
+		p.closed = true
+		return 0
+	})
+}
+
+// trim runs update under p.mu, drops free sets until at most the number it
+// returns remain, wakes the waiting Gets, and calls the dropped sets'
+// releases once p.mu is released.
+func (p *BufferPool) trim(update func() (keep int)) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closed = true
-	dropped = p.dropFree(0)
+	dropped := p.dropFree(max(0, update()))
 	p.signal()
+	p.mu.Unlock()
+	releaseSets(dropped)
 }
 
 // Stats reports the pool's counters.

@@ -93,10 +93,16 @@ func selectBackend(cfg *Config) (backend.Selection, backend.Options, error) {
 	if cfg.GPUWorkersPerDevice == 0 {
 		cfg.GPUWorkersPerDevice = defaultWorkers(sel.Factory.Name)
 	}
-	if n := len(sel.Devices) * cfg.GPUWorkersPerDevice; n > MaxSlots {
-		return sel, opts, fmt.Errorf("node: Config.GPUWorkersPerDevice: %d devices × %d = %d slots exceeds %d", len(sel.Devices), cfg.GPUWorkersPerDevice, n, MaxSlots)
+	return sel, opts, checkSlots("Config.GPUWorkersPerDevice", len(sel.Devices), cfg.GPUWorkersPerDevice)
+}
+
+// checkSlots refuses more than MaxSlots slots; the error names what set
+// the count.
+func checkSlots(what string, devices, perDevice int) error {
+	if n := devices * perDevice; n > MaxSlots {
+		return fmt.Errorf("node: %s: %d devices × %d = %d slots exceeds %d", what, devices, perDevice, n, MaxSlots)
 	}
-	return sel, opts, nil
+	return nil
 }
 
 func defaultWorkers(backendName string) int {
@@ -325,8 +331,8 @@ func (p *Prover) SetInterlock(mode interlock.Mode, workersPerDevice int, budget 
 	case workersPerDevice == 0:
 		workersPerDevice = defaultWorkers(p.Backend())
 	}
-	if n := len(p.devices) * workersPerDevice; n > MaxSlots {
-		return fmt.Errorf("node: SetInterlock: %d devices × %d = %d slots exceeds %d", len(p.devices), workersPerDevice, n, MaxSlots)
+	if err := checkSlots("SetInterlock", len(p.devices), workersPerDevice); err != nil {
+		return err
 	}
 	if budget < 0 {
 		return fmt.Errorf("node: SetInterlock: VRAM budget %d is negative", budget)

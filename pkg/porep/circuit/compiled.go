@@ -189,8 +189,10 @@ func Compile(p Params, opts ...Option) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	turned := turnedSet{bits: make([]uint64, (r.GetNbConstraints()+63)/64)}
-	if !o.keepB {
+	var turned turnedSet
+	if o.keepB {
+		turned = newTurnedSet(r.GetNbConstraints()) // none
+	} else {
 		turned = balanceBTurned(r)
 	}
 	gc, err := groth16.NewCircuit(r)

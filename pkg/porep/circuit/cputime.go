@@ -18,10 +18,10 @@ type threadTimer struct {
 	on bool
 }
 
-// startThreadTimer starts a timer when on and the platform can read a
-// thread's CPU time; otherwise the timer does nothing.
-func startThreadTimer(on bool) threadTimer {
-	if !on || !threadCPUSupported {
+// startThreadTimer starts a timer where the platform can read a thread's
+// CPU time; elsewhere the timer does nothing.
+func startThreadTimer() threadTimer {
+	if !threadCPUSupported {
 		return threadTimer{}
 	}
 	runtime.LockOSThread()

@@ -115,13 +115,16 @@ type turnedSet struct {
 	count int
 }
 
+// newTurnedSet is the empty set of n constraints.
+func newTurnedSet(n int) turnedSet { return turnedSet{bits: make([]uint64, (n+63)/64)} }
+
 func (t *turnedSet) has(i int) bool { return t.bits[i>>6]&(1<<(i&63)) != 0 }
 
 // swapSides swaps the L and R sides, in place in the calldata, of every
 // constraint k with turned[k] (idx[k] is its instruction), and returns the
 // set it swapped.
 func swapSides(r *cs.R1CS, idx []uint32, turned []bool) turnedSet {
-	set := turnedSet{bits: make([]uint64, (r.GetNbConstraints()+63)/64)}
+	set := newTurnedSet(r.GetNbConstraints())
 	var buf []uint32
 	for k, t := range turned {
 		if !t {

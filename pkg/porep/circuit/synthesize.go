@@ -46,16 +46,17 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// CPU time of this goroutine's part (witness, head, scatter) plus that
-	// of the challenge goroutines (solveTemplates adds theirs).
-	var cpu atomic.Int64
-	measure := o.cpuTime != nil && c.templates != nil && !o.wholeSolve
+	// With WithCPUTime on the per-template solve: the CPU time of this
+	// goroutine's part (witness, head, scatter) plus that of the challenge
+	// goroutines (solveTemplates adds theirs); nil when not measured.
+	var cpu *atomic.Int64
 	if o.cpuTime != nil {
 		*o.cpuTime = 0
-		if measure {
-			timer := startThreadTimer(true)
+		if c.templates != nil && !o.wholeSolve {
+			cpu = new(atomic.Int64)
+			timer := startThreadTimer()
 			defer func() {
-				timer.stop(&cpu)
+				timer.stop(cpu)
 				*o.cpuTime = time.Duration(cpu.Load())
 			}()
 		}
@@ -77,7 +78,7 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 			err = fmt.Errorf("%w: shape %s partition %d: %v", ErrUnsatisfied, c.params.Name, k, err)
 		}
 	} else {
-		s, err = c.solveTemplates(ctx, wit, k, o.buffers, measureIf(measure, &cpu))
+		s, err = c.solveTemplates(ctx, wit, k, o.buffers, cpu)
 	}
 	if err != nil {
 		return nil, err
@@ -191,8 +192,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		go func() {
 			defer wg.Done()
 			if cpu != nil {
-				timer := startThreadTimer(true)
-				defer timer.stop(cpu)
+				defer startThreadTimer().stop(cpu)
 			}
 			for !failed.Load() {
 				j := int(next.Add(1) - 1)
@@ -220,12 +220,4 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		return gc.SynthesizedBuffers(buf)
 	}
 	return gc.Synthesized(wires, a, b, cv)
-}
-
-// measureIf returns sum when on, else nil (solveTemplates measures nothing).
-func measureIf(on bool, sum *atomic.Int64) *atomic.Int64 {
-	if on {
-		return sum
-	}
-	return nil
 }

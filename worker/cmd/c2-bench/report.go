@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -249,7 +251,7 @@ func printTable(w io.Writer, r *Report) {
 		vram := "-"
 		if len(run.Peaks.VRAMUsed) > 0 {
 			var parts []string
-			for _, d := range sortedKeys(run.Peaks.VRAMUsed) {
+			for _, d := range slices.Sorted(maps.Keys(run.Peaks.VRAMUsed)) {
 				parts = append(parts, gib(run.Peaks.VRAMUsed[d]))
 			}
 			vram = strings.Join(parts, "/")
@@ -265,15 +267,6 @@ func printTable(w io.Writer, r *Report) {
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
-}
-
-func sortedKeys(m map[int]int64) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }
 
 func writeJSON(path string, r *Report) error {
