@@ -86,4 +86,9 @@ type Timings struct {
 	MSMBG1  time.Duration
 	MSMBG2  time.Duration
 	Finish  time.Duration
+	// UploadDirectBytes is the part of the witness Upload copied straight
+	// from page-locked host memory (the cuda backend with registered
+	// buffers); the rest went through staging buffers. Known once Compute
+	// has returned.
+	UploadDirectBytes int64
 }

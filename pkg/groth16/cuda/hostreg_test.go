@@ -67,6 +67,7 @@ func TestProveRegisteredWitness(t *testing.T) {
 			direct, staged := tk.(*task).UploadBytes()
 			require.Equal(t, c.direct, direct, "bytes copied straight from registered memory")
 			require.Equal(t, c.staged, staged, "bytes copied through staging")
+			require.Equal(t, direct, tk.Timings().UploadDirectBytes, "the timings report the direct bytes")
 			got, err := tk.Finish(ctx)
 			require.NoError(t, err)
 			require.Equal(t, want, proofBytes(t, got))

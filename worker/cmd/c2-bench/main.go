@@ -315,36 +315,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	// A run that cannot finish (the deadline of a lent GPU machine, a
+	// signal) ends the sweep, but the runs before it are still reported.
+	var cut error
 	for i, c := range configs {
-		if err := p.SetInterlock(c.mode, c.workers, o.vramBudget); err != nil {
-			return err
-		}
-		runtime.GC()
-		debug.FreeOSMemory() // the last run's garbage must not count in this run's peaks
 		label := fmt.Sprintf("run %d/%d", i+1, len(configs))
-		warm := 0
-		if o.warmup {
-			w, err := b.runJob(ctx, p, sp, label+" warm-up", len(p.Slots()))
-			if err != nil {
-				return err
-			}
-			warm = w.Partitions
-			b.rep.Proofs += w.Verified // proofs all the same: counted and verified
-			b.rep.Failures += w.Failed
-			if w.Failed > 0 {
-				b.rep.Verified = false
-			}
-		}
-		r, err := b.runJob(ctx, p, sp, label, o.partitions)
-		if err != nil {
-			return err
-		}
-		r.WarmupPartitions = warm
-		b.rep.Runs = append(b.rep.Runs, r)
-		b.rep.Proofs += r.Verified
-		b.rep.Failures += r.Failed
-		if r.Failed > 0 {
+		if err := b.runConfig(ctx, p, sp, label, c.mode, c.workers); err != nil {
+			cut = fmt.Errorf("%s (%s×%d): %w", label, c.mode, c.workers, err)
+			b.rep.Interrupted = cut.Error() + "; the runs before it are complete"
 			b.rep.Verified = false
+			break
 		}
 	}
 	b.rep.TotalWall = time.Since(b.started).Seconds()
@@ -358,10 +338,49 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		b.printf("wrote %s", o.jsonPath)
 	}
+	if cut != nil {
+		return cut
+	}
 	if !b.rep.Verified {
 		return fmt.Errorf("%w: %d of %d did not verify (see the table and -json)", errVerification, b.rep.Failures, b.rep.Failures+b.rep.Proofs)
 	}
 	return nil
+}
+
+// runConfig proves the job once with the interlock mode and workers per
+// device (after a warm-up with -warmup) and adds the run to the report.
+func (b *bench) runConfig(ctx context.Context, p *node.Prover, sp *node.ShapeParams, label string, mode interlock.Mode, workers int) error {
+	if err := p.SetInterlock(mode, workers, b.o.vramBudget); err != nil {
+		return err
+	}
+	runtime.GC()
+	debug.FreeOSMemory() // the last run's garbage must not count in this run's peaks
+	warm := 0
+	if b.o.warmup {
+		w, err := b.runJob(ctx, p, sp, label+" warm-up", len(p.Slots()))
+		if err != nil {
+			return err
+		}
+		warm = w.Partitions
+		b.count(w) // proofs all the same: counted and verified
+	}
+	r, err := b.runJob(ctx, p, sp, label, b.o.partitions)
+	if err != nil {
+		return err
+	}
+	r.WarmupPartitions = warm
+	b.rep.Runs = append(b.rep.Runs, r)
+	b.count(r)
+	return nil
+}
+
+// count adds a run's proofs to the report's totals.
+func (b *bench) count(r *Run) {
+	b.rep.Proofs += r.Verified
+	b.rep.Failures += r.Failed
+	if r.Failed > 0 {
+		b.rep.Verified = false
+	}
 }
 
 func (b *bench) note(format string, a ...any) {
@@ -818,6 +837,7 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 	}
 	pt.Prepare, pt.Upload, pt.Compute, pt.Finish = secs(bt.Prepare), secs(bt.Upload), secs(bt.Compute), secs(bt.Finish)
 	pt.DeviceS = pt.Upload + pt.Compute
+	pt.UploadDirect = bt.UploadDirectBytes
 	pt.H, pt.MSMH, pt.MSML, pt.MSMA, pt.MSMBG1, pt.MSMBG2 = secs(bt.H), secs(bt.MSMH), secs(bt.MSML), secs(bt.MSMA), secs(bt.MSMBG1), secs(bt.MSMBG2)
 	pt.DeviceBytes = res.Interlock.DeviceBytes
 	if pt.taskEnd.IsZero() && !pt.uploadStart.IsZero() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,11 +25,20 @@ const testShape = "test-micro"
 // stdout and error.
 func benchRun(t *testing.T, args ...string) (*Report, string, error) {
 	t.Helper()
+	return benchRunCut(t, "", args...)
+}
+
+// benchRunCut is benchRun with the command's context cancelled as soon as
+// its progress prints a line containing cut (never when cut is empty): a
+// deadline or a signal at a known point.
+func benchRunCut(t *testing.T, cut string, args ...string) (*Report, string, error) {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "bench.json")
-	var stdout, stderr bytes.Buffer
+	var stdout bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	err := run(ctx, append(args, "-json", out, "-quiet"), &stdout, &stderr)
+	stderr := &cancelOn{cut: cut, cancel: cancel}
+	err := run(ctx, append(args, "-json", out, "-quiet"), &stdout, stderr)
 	t.Logf("stderr:\n%s", stderr.String())
 	t.Logf("stdout:\n%s", stdout.String())
 	data, rerr := os.ReadFile(out)
@@ -38,6 +48,30 @@ func benchRun(t *testing.T, args ...string) (*Report, string, error) {
 	var r Report
 	require.NoError(t, json.Unmarshal(data, &r))
 	return &r, stdout.String(), err
+}
+
+// cancelOn keeps what is written to it and calls cancel when a write
+// contains cut (c2-bench writes each progress line at once).
+type cancelOn struct {
+	mu     sync.Mutex
+	cut    string
+	cancel func()
+	bytes.Buffer
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cut != "" && bytes.Contains(p, []byte(w.cut)) {
+		w.cancel()
+	}
+	return w.Buffer.Write(p)
+}
+
+func (w *cancelOn) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.Buffer.String()
 }
 
 // requireRun checks one run's figures: every partition proved and
@@ -163,6 +197,20 @@ func TestBenchCPU(t *testing.T) {
 	// first; no more than one device stage at a time.
 	require.Positive(t, r.Runs[1].LockWaitMax)
 	require.LessOrEqual(t, r.Runs[1].DeviceBusy, 1.0+1e-6)
+
+	// A sweep cut at the end of its first run (a lent machine's deadline):
+	// that run is still in the table and the JSON, the command fails and
+	// names the run it could not finish.
+	r, stdout, err = benchRunCut(t, "run 1/2: compute×1 done", "-c1", c1Path, "-backend", "cpu", "-params-dir", dir,
+		"-trusted-params", "-sweep", "-sweep-modes", "compute", "-sweep-workers", "1,2")
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "run 2/2 (compute×2)")
+	require.Contains(t, stdout, "INTERRUPTED: run 2/2 (compute×2)")
+	require.Contains(t, r.Interrupted, "run 2/2 (compute×2)")
+	require.False(t, r.Verified, "an interrupted sweep is not a verified whole")
+	require.Len(t, r.Runs, 1)
+	requireRun(t, r.Runs[0], 1)
+	require.Equal(t, 2, r.Proofs)
 
 	// A tampered C1: its partition cannot be proved; the run says so and
 	// the command fails.

@@ -30,6 +30,9 @@ type Report struct {
 	Proofs    int       `json:"proofs"`
 	Failures  int       `json:"failures"`
 	TotalWall float64   `json:"total_wall_s"`
+	// Interrupted names the run that did not finish (a deadline, a
+	// signal, an error) and why; Runs holds those before it, complete.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Host describes the machine and the process settings.
@@ -191,24 +194,27 @@ type Partition struct {
 	SynthCPUThreads bool `json:"synthesis_core_s_threads"`
 	// Overlapped: another partition was in flight during this synthesis
 	// (so a process-wide SynthCPU includes its work too).
-	Overlapped  bool    `json:"synthesis_overlapped"`
-	LockWait    float64 `json:"lock_wait_s"`
-	Prove       float64 `json:"prove_s"`
-	Prepare     float64 `json:"prepare_s"`
-	Upload      float64 `json:"upload_s"`
-	Compute     float64 `json:"compute_s"`
-	Finish      float64 `json:"finish_s"`
-	DeviceS     float64 `json:"device_s"` // upload + compute
-	H           float64 `json:"h_s,omitempty"`
-	MSMH        float64 `json:"msm_h_s,omitempty"`
-	MSML        float64 `json:"msm_l_s,omitempty"`
-	MSMA        float64 `json:"msm_a_s,omitempty"`
-	MSMBG1      float64 `json:"msm_b_g1_s,omitempty"`
-	MSMBG2      float64 `json:"msm_b_g2_s,omitempty"`
-	DeviceBytes int64   `json:"device_bytes"`
-	Verify      float64 `json:"verify_s"`
-	Verified    bool    `json:"verified"`
-	Error       string  `json:"error,omitempty"`
+	Overlapped bool    `json:"synthesis_overlapped"`
+	LockWait   float64 `json:"lock_wait_s"`
+	Prove      float64 `json:"prove_s"`
+	Prepare    float64 `json:"prepare_s"`
+	Upload     float64 `json:"upload_s"`
+	// UploadDirect is the witness bytes the upload copied straight from
+	// page-locked buffers (pin_buffers), not through staging.
+	UploadDirect int64   `json:"upload_direct_bytes"`
+	Compute      float64 `json:"compute_s"`
+	Finish       float64 `json:"finish_s"`
+	DeviceS      float64 `json:"device_s"` // upload + compute
+	H            float64 `json:"h_s,omitempty"`
+	MSMH         float64 `json:"msm_h_s,omitempty"`
+	MSML         float64 `json:"msm_l_s,omitempty"`
+	MSMA         float64 `json:"msm_a_s,omitempty"`
+	MSMBG1       float64 `json:"msm_b_g1_s,omitempty"`
+	MSMBG2       float64 `json:"msm_b_g2_s,omitempty"`
+	DeviceBytes  int64   `json:"device_bytes"`
+	Verify       float64 `json:"verify_s"`
+	Verified     bool    `json:"verified"`
+	Error        string  `json:"error,omitempty"`
 
 	start, uploadStart, taskEnd time.Time
 	synthCPU0                   time.Duration
@@ -264,6 +270,9 @@ func printTable(w io.Writer, r *Report) {
 			100*run.DeviceBusy, gib(max(run.Peaks.RSSHWM, run.Peaks.RSSSampled))+"/"+gib(run.Peaks.HeapLive), vram, run.Verified, run.Partitions)
 	}
 	tw.Flush()
+	if r.Interrupted != "" {
+		fmt.Fprintln(w, "INTERRUPTED: "+r.Interrupted)
+	}
 	for _, n := range r.Notes {
 		fmt.Fprintln(w, "note: "+n)
 	}
