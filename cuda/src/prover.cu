@@ -134,7 +134,8 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->residency = d.residency;
   k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
   if (const char* env = getenv("C2G_OVERLAP_MSM"))
-    k->overlap_msm = d.residency == C2G_RESIDENCY_DEVICE && strcmp(env, "1") == 0;
+    if (d.residency == C2G_RESIDENCY_DEVICE && (env[0] == '1' || env[0] == '2') && env[1] == 0)
+      k->overlap_msm = env[0] - '0';
   stream_guard sg;
   k->tables.build(k->log_n, sg.s);
   query_ref q[5];
@@ -196,8 +197,9 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   arena hx = a;
   L.va = hx.take_n<fr_t>(n);
   L.vc = hx.take_n<fr_t>(n);
-  // region X, phase 2: the MSMs
-  arena mx = a;
+  // region X, phase 2: the MSMs (after phase 1's vectors with
+  // overlap_msm 2, where the two run at once)
+  arena mx = k->overlap_msm == 2 ? hx : a;
   uint64_t dense_n = k->num_a > k->num_b ? k->num_a : k->num_b;
   L.dense = mx.take_n<fr_t>(dense_n);
   uint64_t words = words_for(k->num_aux > k->num_inputs ? k->num_aux : k->num_inputs);
@@ -385,32 +387,23 @@ void task_compute(c2g_task* t) {
   e_all.start(st);
   t->cancel.check();
 
-  // H
-  e_h.start(st);
-  compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
-  fr_t top;
-  CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
-  e_h.stop(st);
-  CK(cudaStreamSynchronize(st));
-  if (!top.is_zero())
-    throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
-  t->cancel.check();
-
-  // scalars to canonical form
-  if (k->num_aux) {
-    C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_aux), 256, 0, st, L.aux, L.aux, k->num_aux);
-    CK_LAUNCH("k_fr_from_mont");
-  }
-  C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
-  CK_LAUNCH("k_fr_from_mont");
-
   // The L, A, B_G1 and B_G2 MSMs read aux, input and the densities, not H:
   // with overlap_msm they run on the side stream from a second host thread
   // (msm_run synchronizes its stream once, so each chain needs its own
-  // thread), with their own scratch, while this thread runs the H MSM.
+  // thread), with their own scratch: mode 1 beside the H MSM, mode 2 from
+  // the start, beside the H NTTs too. Without it they follow the H MSM.
   const bool overlap = k->overlap_msm && t->side_stream;
+  const bool early = overlap && k->overlap_msm == 2;
   cudaStream_t ss = overlap ? t->side_stream : st;
   char* base2 = overlap ? L.msm_base2 : L.msm_base;
+  auto to_canonical = [&] {  // the MSM scalars out of Montgomery form
+    if (k->num_aux) {
+      C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_aux), 256, 0, st, L.aux, L.aux, k->num_aux);
+      CK_LAUNCH("k_fr_from_mont");
+    }
+    C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
+    CK_LAUNCH("k_fr_from_mont");
+  };
   auto rest = [&] {
     e_ml.start(ss);
     run_msm<fp_t>(t, k->l, L.aux, k->num_aux, L.res_g1 + 1, ss, base2);
@@ -435,9 +428,28 @@ void task_compute(c2g_task* t) {
     run_msm<fp2_t>(t, k->bg2, L.dense, k->num_b, L.res_g2, ss, base2);
     e_mb2.stop(ss);
   };
-  const g1_affine* hb = k->h;
+  // H, its degree check, the H MSM
+  auto h_chain = [&] {
+    e_h.start(st);
+    compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
+    fr_t top;
+    CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+    e_h.stop(st);
+    CK(cudaStreamSynchronize(st));
+    if (!top.is_zero())
+      throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
+    t->cancel.check();
+    if (!early) to_canonical();
+  };
+  auto h_msm = [&] {
+    e_mh.start(st);
+    run_msm<fp_t>(t, k->h, L.hvec, n - 1, L.res_g1 + 0, st, L.msm_base);
+    e_mh.stop(st);
+  };
   if (overlap) {
-    // the side stream starts after the scalar conversions above
+    if (early) to_canonical();
+    else h_chain();
+    // the side stream starts after the scalar conversions on st
     cudaEvent_t ready = nullptr;
     CK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     cudaError_t re = cudaEventRecord(ready, st);
@@ -457,9 +469,8 @@ void task_compute(c2g_task* t) {
     });
     std::exception_ptr main_err;
     try {
-      e_mh.start(st);
-      run_msm<fp_t>(t, hb, L.hvec, n - 1, L.res_g1 + 0, st, L.msm_base);
-      e_mh.stop(st);
+      if (early) h_chain();
+      h_msm();
     } catch (...) {
       main_err = std::current_exception();
       t->cancel.flag.store(true);  // the side chain stops at its next check (the task is spent)
@@ -469,9 +480,8 @@ void task_compute(c2g_task* t) {
     if (side_err) std::rethrow_exception(side_err);
     t->cancel.check();
   } else {
-    e_mh.start(st);
-    run_msm<fp_t>(t, hb, L.hvec, n - 1, L.res_g1 + 0, st, L.msm_base);
-    e_mh.stop(st);
+    h_chain();
+    h_msm();
     t->cancel.check();
     rest();
   }

@@ -28,10 +28,11 @@ struct c2g_key {
   std::vector<void*> registered;  // host ranges page-locked with cudaHostRegister
   c2g::ntt_tables tables;
   uint64_t stream_chunk = 0;  // points per staging chunk (pinned residency)
-  // C2G_OVERLAP_MSM=1 when the key was made (device residency only): a
-  // task's L, A, B_G1 and B_G2 MSMs run on a second stream and host
-  // thread, with their own scratch, while the H MSM runs (prover.cu).
-  bool overlap_msm = false;
+  // C2G_OVERLAP_MSM when the key was made (device residency only): 1, a
+  // task's L, A, B_G1 and B_G2 MSMs run on a second stream and host thread,
+  // with their own scratch, while the H MSM runs; 2, from the start of
+  // compute, beside the H NTTs too (prover.cu). 0: one after the other.
+  int overlap_msm = 0;
 };
 
 namespace c2g {
