@@ -178,8 +178,15 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		return nil
 	}
 
-	// The head first: the challenges read its replica bits.
-	if err := solve(t.head, &t.headUse, "head"); err != nil {
+	// Every solve holds one of the process's cores (solveGate: the oldest
+	// synthesis first). The head first: the challenges read its replica bits.
+	seq := synthesisSeq.Add(1)
+	if err := solves.acquire(ctx, seq); err != nil {
+		return nil, err
+	}
+	err = solve(t.head, &t.headUse, "head")
+	solves.release()
+	if err != nil {
 		return nil, err
 	}
 	n := len(t.chalUses)
@@ -195,16 +202,24 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 				defer startThreadTimer().stop(cpu)
 			}
 			for !failed.Load() {
+				if err := solves.acquire(ctx, seq); err != nil {
+					failed.Store(true)
+					if j := int(next.Add(1) - 1); j < n {
+						errs[j] = err
+					}
+					return
+				}
 				j := int(next.Add(1) - 1)
 				if j >= n {
+					solves.release()
 					return
 				}
-				if err := ctx.Err(); err != nil {
-					errs[j] = err
-					failed.Store(true)
-					return
+				err := ctx.Err()
+				if err == nil {
+					err = solve(t.chal, &t.chalUses[j], fmt.Sprintf("challenge %d", j))
 				}
-				if err := solve(t.chal, &t.chalUses[j], fmt.Sprintf("challenge %d", j)); err != nil {
+				solves.release()
+				if err != nil {
 					errs[j] = err
 					failed.Store(true)
 					return

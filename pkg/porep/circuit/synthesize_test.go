@@ -163,3 +163,43 @@ func requireSameSynthesis(t *testing.T, want, got *groth16.Synthesized, k int) {
 	require.Equal(t, want.BDensityAux, got.BDensityAux)
 	require.Equal(t, want.BDensityInput, got.BDensityInput)
 }
+
+// TestSynthesizeWaitsForCores: with every core of the process's solve gate
+// taken, a synthesis waits for one; when its context ends there it returns
+// the context's error and gives its buffer set back; with the cores free
+// again, the next synthesis gives gnark's whole-system solution.
+func TestSynthesizeWaitsForCores(t *testing.T) {
+	c, err := Compile(mustParams(t, solveShape))
+	require.NoError(t, err)
+	out := parseC1(t, sealedC1(t, solveShape, 71))
+	ctx := context.Background()
+	pool := c.NewBufferPool(1)
+	defer pool.Close()
+	held := solves.limit()
+	for range held {
+		require.NoError(t, solves.acquire(ctx, 0))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		s, err := c.Synthesize(cctx, out, 0, WithBuffers(pool))
+		if err == nil {
+			s.Release()
+		}
+		errc <- err
+	}()
+	waitQueued(solves, 1) // the head's solve waits
+	require.Equal(t, 1, pool.Stats().InUse)
+	cancel()
+	require.ErrorIs(t, <-errc, context.Canceled)
+	require.Equal(t, 0, pool.Stats().InUse, "the set came back")
+	for range held {
+		solves.release()
+	}
+	want, err := c.Synthesize(ctx, out, 0, withWholeSolve())
+	require.NoError(t, err)
+	got, err := c.Synthesize(ctx, out, 0, WithBuffers(pool))
+	require.NoError(t, err)
+	requireSameSynthesis(t, want, got, 0)
+	got.Release()
+}
