@@ -1,11 +1,7 @@
 // Groth16 partition prover: key residency, task memory plan, upload, the
 // device pipeline (H, then the five MSMs) and results.
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
-#include <exception>
 #include <memory>
-#include <thread>
 
 #include "prover.cuh"
 #include "staging.cuh"
@@ -133,9 +129,6 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->num_b = d.num_b;
   k->residency = d.residency;
   k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
-  if (const char* env = getenv("C2G_OVERLAP_MSM"))
-    if (d.residency == C2G_RESIDENCY_DEVICE && (env[0] == '1' || env[0] == '2') && env[1] == 0)
-      k->overlap_msm = env[0] - '0';
   stream_guard sg;
   k->tables.build(k->log_n, sg.s);
   query_ref q[5];
@@ -197,9 +190,8 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   arena hx = a;
   L.va = hx.take_n<fr_t>(n);
   L.vc = hx.take_n<fr_t>(n);
-  // region X, phase 2: the MSMs (after phase 1's vectors with
-  // overlap_msm 2, where the two run at once)
-  arena mx = k->overlap_msm == 2 ? hx : a;
+  // region X, phase 2: the MSMs
+  arena mx = a;
   uint64_t dense_n = k->num_a > k->num_b ? k->num_a : k->num_b;
   L.dense = mx.take_n<fr_t>(dense_n);
   uint64_t words = words_for(k->num_aux > k->num_inputs ? k->num_aux : k->num_inputs);
@@ -222,7 +214,6 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   uint64_t s1 = msm_scratch_bytes<fp_t>(g1n), s2 = msm_scratch_bytes<fp2_t>(g2n);
   L.msm_bytes = s1 > s2 ? s1 : s2;
   L.msm_base = (char*)mx.take(L.msm_bytes);
-  L.msm_base2 = k->overlap_msm ? (char*)mx.take(L.msm_bytes) : nullptr;
   a.used = hx.used > mx.used ? hx.used : mx.used;
   L.total = a.used + 256;
 }
@@ -238,7 +229,6 @@ c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
   t->rows = rows;
   CK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&t->copy_stream, cudaStreamNonBlocking));
-  if (key->overlap_msm) CK(cudaStreamCreateWithFlags(&t->side_stream, cudaStreamNonBlocking));
   for (auto& e : t->ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   arena a;
   plan_task(key, a, t->lay);
@@ -270,7 +260,6 @@ void task_free(c2g_task* t) {
   for (auto& e : t->ev)
     if (e) cudaEventDestroy(e);
   if (t->copy_stream) cudaStreamDestroy(t->copy_stream);
-  if (t->side_stream) cudaStreamDestroy(t->side_stream);
   if (t->stream) cudaStreamDestroy(t->stream);
   delete t;
 }
@@ -338,33 +327,30 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
 
 // ---- compute ---------------------------------------------------------------------
 
-// run_msm runs one MSM of the task on st with the scratch at base (the
-// task's msm_base, or msm_base2 for the overlapped chain).
 template <class F>
-static void run_msm(c2g_task* t, const affine_t<F>* bases, const fr_t* sc, uint64_t n, xyzz_t<F>* out,
-                    cudaStream_t st, char* base) {
+static void run_msm(c2g_task* t, const affine_t<F>* bases, const fr_t* sc, uint64_t n, xyzz_t<F>* out) {
   task_layout& L = t->lay;
   arena a;
-  a.base = base;
+  a.base = L.msm_base;
   a.size = L.msm_bytes;
   msm_scratch<F> s;
   const c2g_key* k = t->key;
   if (k->residency == C2G_RESIDENCY_PINNED) {
     s.layout(a, n < k->stream_chunk ? n : k->stream_chunk);
     msm_streamed<F>(bases, sc, n, s, (affine_t<F>*)L.stage[0], (affine_t<F>*)L.stage[1], k->stream_chunk,
-                    (xyzz_t<F>*)L.chunk_out, out, st, t->copy_stream, t->ev, nullptr, &t->cancel);
+                    (xyzz_t<F>*)L.chunk_out, out, t->stream, t->copy_stream, t->ev, nullptr, &t->cancel);
   } else {
     s.layout(a, n);
-    msm_run<F>(bases, sc, n, s, out, st, nullptr, &t->cancel);
+    msm_run<F>(bases, sc, n, s, out, t->stream, nullptr, &t->cancel);
   }
 }
 
 // Builds the dense scalars of a query: dst[dst_off + rank(i)] = src[i] for
 // the set bits of w (n bits).
-static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w, fr_t* dst, uint64_t dst_off,
-                    cudaStream_t st) {
+static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w, fr_t* dst, uint64_t dst_off) {
   if (n == 0) return;
   task_layout& L = t->lay;
+  cudaStream_t st = t->stream;
   uint64_t words = words_for(n);
   C2G_LAUNCH(k_popc_words, grid_for(words + 1, 256), 256, 0, st, w, words, L.word_cnt);
   CK_LAUNCH("k_popc_words");
@@ -382,109 +368,56 @@ void task_compute(c2g_task* t) {
   task_layout& L = t->lay;
   cudaStream_t st = t->stream;
   const uint64_t n = k->domain;
-  const bool pinned = k->residency == C2G_RESIDENCY_PINNED;
   event_pair e_all, e_h, e_mh, e_ml, e_ma, e_mb1, e_mb2;
   e_all.start(st);
   t->cancel.check();
 
-  // The L, A, B_G1 and B_G2 MSMs read aux, input and the densities, not H:
-  // with overlap_msm they run on the side stream from a second host thread
-  // (msm_run synchronizes its stream once, so each chain needs its own
-  // thread), with their own scratch: mode 1 beside the H MSM, mode 2 from
-  // the start, beside the H NTTs too. Without it they follow the H MSM.
-  const bool overlap = k->overlap_msm && t->side_stream;
-  const bool early = overlap && k->overlap_msm == 2;
-  cudaStream_t ss = overlap ? t->side_stream : st;
-  char* base2 = overlap ? L.msm_base2 : L.msm_base;
-  auto to_canonical = [&] {  // the MSM scalars out of Montgomery form
-    if (k->num_aux) {
-      C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_aux), 256, 0, st, L.aux, L.aux, k->num_aux);
-      CK_LAUNCH("k_fr_from_mont");
-    }
-    C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
+  // H
+  e_h.start(st);
+  compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
+  fr_t top;
+  CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+  e_h.stop(st);
+  CK(cudaStreamSynchronize(st));
+  if (!top.is_zero())
+    throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
+  t->cancel.check();
+
+  // scalars to canonical form
+  if (k->num_aux) {
+    C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_aux), 256, 0, st, L.aux, L.aux, k->num_aux);
     CK_LAUNCH("k_fr_from_mont");
-  };
-  auto rest = [&] {
-    e_ml.start(ss);
-    run_msm<fp_t>(t, k->l, L.aux, k->num_aux, L.res_g1 + 1, ss, base2);
-    e_ml.stop(ss);
-    t->cancel.check();
-
-    e_ma.start(ss);
-    CK(cudaMemcpyAsync(L.dense, L.input, k->num_inputs * sizeof(fr_t), cudaMemcpyDeviceToDevice, ss));
-    densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs, ss);
-    run_msm<fp_t>(t, k->a, L.dense, k->num_a, L.res_g1 + 2, ss, base2);
-    e_ma.stop(ss);
-    t->cancel.check();
-
-    e_mb1.start(ss);
-    densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0, ss);
-    densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs, ss);
-    run_msm<fp_t>(t, k->bg1, L.dense, k->num_b, L.res_g1 + 3, ss, base2);
-    e_mb1.stop(ss);
-    t->cancel.check();
-
-    e_mb2.start(ss);
-    run_msm<fp2_t>(t, k->bg2, L.dense, k->num_b, L.res_g2, ss, base2);
-    e_mb2.stop(ss);
-  };
-  // H, its degree check, the H MSM
-  auto h_chain = [&] {
-    e_h.start(st);
-    compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
-    fr_t top;
-    CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
-    e_h.stop(st);
-    CK(cudaStreamSynchronize(st));
-    if (!top.is_zero())
-      throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
-    t->cancel.check();
-    if (!early) to_canonical();
-  };
-  auto h_msm = [&] {
-    e_mh.start(st);
-    run_msm<fp_t>(t, k->h, L.hvec, n - 1, L.res_g1 + 0, st, L.msm_base);
-    e_mh.stop(st);
-  };
-  if (overlap) {
-    if (early) to_canonical();
-    else h_chain();
-    // the side stream starts after the scalar conversions on st
-    cudaEvent_t ready = nullptr;
-    CK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
-    cudaError_t re = cudaEventRecord(ready, st);
-    if (re == cudaSuccess) re = cudaStreamWaitEvent(ss, ready, 0);
-    cudaEventDestroy(ready);
-    if (re != cudaSuccess) throw_cuda(re, "side stream wait", __FILE__, __LINE__);
-    std::exception_ptr side_err;
-    std::thread side([&] {
-      try {
-        CK(cudaSetDevice(t->device));
-        rest();
-        CK(cudaStreamSynchronize(ss));
-      } catch (...) {
-        side_err = std::current_exception();
-        cudaStreamSynchronize(ss);
-      }
-    });
-    std::exception_ptr main_err;
-    try {
-      if (early) h_chain();
-      h_msm();
-    } catch (...) {
-      main_err = std::current_exception();
-      t->cancel.flag.store(true);  // the side chain stops at its next check (the task is spent)
-    }
-    side.join();
-    if (main_err) std::rethrow_exception(main_err);
-    if (side_err) std::rethrow_exception(side_err);
-    t->cancel.check();
-  } else {
-    h_chain();
-    h_msm();
-    t->cancel.check();
-    rest();
   }
+  C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
+  CK_LAUNCH("k_fr_from_mont");
+
+  e_mh.start(st);
+  run_msm<fp_t>(t, k->h, L.hvec, n - 1, L.res_g1 + 0);
+  e_mh.stop(st);
+  t->cancel.check();
+
+  e_ml.start(st);
+  run_msm<fp_t>(t, k->l, L.aux, k->num_aux, L.res_g1 + 1);
+  e_ml.stop(st);
+  t->cancel.check();
+
+  e_ma.start(st);
+  CK(cudaMemcpyAsync(L.dense, L.input, k->num_inputs * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
+  densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs);
+  run_msm<fp_t>(t, k->a, L.dense, k->num_a, L.res_g1 + 2);
+  e_ma.stop(st);
+  t->cancel.check();
+
+  e_mb1.start(st);
+  densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0);
+  densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs);
+  run_msm<fp_t>(t, k->bg1, L.dense, k->num_b, L.res_g1 + 3);
+  e_mb1.stop(st);
+  t->cancel.check();
+
+  e_mb2.start(st);
+  run_msm<fp2_t>(t, k->bg2, L.dense, k->num_b, L.res_g2);
+  e_mb2.stop(st);
 
   CK(cudaMemcpyAsync(t->results.h, L.res_g1 + 0, 192, cudaMemcpyDeviceToHost, st));
   CK(cudaMemcpyAsync(t->results.l, L.res_g1 + 1, 192, cudaMemcpyDeviceToHost, st));
@@ -500,7 +433,6 @@ void task_compute(c2g_task* t) {
   t->results.ms_msm_b_g1 = e_mb1.ms();
   t->results.ms_msm_b_g2 = e_mb2.ms();
   t->results.ms_compute = e_all.ms();
-  (void)pinned;
   t->computed = true;
 }
 

@@ -28,11 +28,6 @@ struct c2g_key {
   std::vector<void*> registered;  // host ranges page-locked with cudaHostRegister
   c2g::ntt_tables tables;
   uint64_t stream_chunk = 0;  // points per staging chunk (pinned residency)
-  // C2G_OVERLAP_MSM when the key was made (device residency only): 1, a
-  // task's L, A, B_G1 and B_G2 MSMs run on a second stream and host thread,
-  // with their own scratch, while the H MSM runs; 2, from the start of
-  // compute, beside the H NTTs too (prover.cu). 0: one after the other.
-  int overlap_msm = 0;
 };
 
 namespace c2g {
@@ -53,7 +48,6 @@ struct task_layout {
   size_t scan_bytes;
   char* msm_base;
   uint64_t msm_bytes;
-  char* msm_base2;  // the second MSM scratch (overlap_msm), msm_bytes too
   affine_t<fp2_t>* stage[2];  // staging (pinned residency), sized for G2 chunks
   xyzz_t<fp2_t>* chunk_out;   // per-chunk sums (pinned residency)
   uint64_t total;
@@ -66,7 +60,6 @@ struct c2g_task {
   c2g_key* key = nullptr;
   uint64_t rows = 0;
   cudaStream_t stream = nullptr, copy_stream = nullptr;
-  cudaStream_t side_stream = nullptr;  // overlap_msm: the L, A, B MSMs
   cudaEvent_t ev[4] = {};
   void* mem = nullptr;
   c2g::task_layout lay{};

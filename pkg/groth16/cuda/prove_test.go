@@ -106,22 +106,17 @@ func TestProveMatchesCPU(t *testing.T) {
 	rnd := fixedRnd(0x1234567, 0x7654321)
 	want := f.cpuProof(t, syn, rnd)
 	for _, c := range []struct {
-		name    string
-		res     Residency
-		chunk   int
-		lanes   string // C2G_UPLOAD_THREADS: the witness upload's host threads
-		overlap string // C2G_OVERLAP_MSM: 1, the L, A, B MSMs beside the H MSM; 2, beside H's NTTs too
-	}{{"device", ResidencyDevice, 0, "1", ""}, {"device-upload-lanes", ResidencyDevice, 0, "5", ""},
-		{"device-overlap-msm", ResidencyDevice, 0, "", "1"}, {"device-overlap-msm-early", ResidencyDevice, 0, "", "2"},
-		{"pinned", ResidencyPinned, 0, "", ""}, {"pinned-chunks", ResidencyPinned, 1200, "", ""}} {
+		name  string
+		res   Residency
+		chunk int
+		lanes string // C2G_UPLOAD_THREADS: the witness upload's host threads
+	}{{"device", ResidencyDevice, 0, "1"}, {"device-upload-lanes", ResidencyDevice, 0, "5"},
+		{"pinned", ResidencyPinned, 0, ""}, {"pinned-chunks", ResidencyPinned, 1200, ""}} {
 		res := c.res
 		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
 			if c.lanes != "" {
 				t.Setenv("C2G_UPLOAD_THREADS", c.lanes)
-			}
-			if c.overlap != "" {
-				t.Setenv("C2G_OVERLAP_MSM", c.overlap) // read when the key is made
 			}
 			var last [2]int64
 			// pinned-chunks streams the large queries in two chunks
@@ -277,17 +272,6 @@ func TestProveTwoDevices(t *testing.T) {
 // witness in Compute (ErrUnsatisfied), a cancelled context before Compute
 // with its error; a key with open tasks refuses to close.
 func TestProveErrors(t *testing.T) {
-	for _, overlap := range []string{"", "1", "2"} { // C2G_OVERLAP_MSM: the failing compute with its side chain
-		t.Run("overlap-msm="+overlap, func(t *testing.T) {
-			if overlap != "" {
-				t.Setenv("C2G_OVERLAP_MSM", overlap)
-			}
-			testProveErrors(t)
-		})
-	}
-}
-
-func testProveErrors(t *testing.T) {
 	f := getProveFixture(t)
 	ctx := context.Background()
 	b := newTestBackend(t, ResidencyDevice)
