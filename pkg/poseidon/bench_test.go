@@ -9,6 +9,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+
+	"github.com/c2cluster/c2cluster/pkg/cputime"
 )
 
 var benchArities = []int{1, 2, 4, 8, 11, 16}
@@ -24,7 +26,7 @@ func BenchmarkHash(b *testing.B) {
 			in := randomElements(rand.New(rand.NewPCG(1, 1)), arity)
 			var out fr.Element
 			b.ReportAllocs()
-			reportCPUPerOp(b, func() {
+			cputime.ReportPerOp(b, func() {
 				h.HashTo(&out, in)
 				in[0] = out
 			})
@@ -41,7 +43,7 @@ func BenchmarkHashTextbook(b *testing.B) {
 				b.Fatal(err)
 			}
 			in := randomElements(rand.New(rand.NewPCG(1, 1)), arity)
-			reportCPUPerOp(b, func() { in[0] = hashTextbook(p, in) })
+			cputime.ReportPerOp(b, func() { in[0] = hashTextbook(p, in) })
 		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/consensys/gnark/frontend"
+
+	"github.com/c2cluster/c2cluster/pkg/cputime"
 )
 
 // BenchmarkSum: native SHA-254; SetBytes makes `go test` print MB/s, and
@@ -16,7 +18,7 @@ func BenchmarkSum(b *testing.B) {
 		b.Run(fmt.Sprintf("bytes=%d", n), func(b *testing.B) {
 			msg := randomBytes(rand.New(rand.NewPCG(1, 1)), n)
 			b.SetBytes(int64(n))
-			reportCPUPerOp(b, func() {
+			cputime.ReportPerOp(b, func() {
 				d := Sum(msg)
 				msg[0] = d[0]
 			})
@@ -28,7 +30,7 @@ func BenchmarkSum(b *testing.B) {
 func BenchmarkCryptoSHA256(b *testing.B) {
 	msg := randomBytes(rand.New(rand.NewPCG(1, 1)), 64)
 	b.SetBytes(64)
-	reportCPUPerOp(b, func() {
+	cputime.ReportPerOp(b, func() {
 		d := sha256.Sum256(msg)
 		msg[0] = d[0]
 	})

@@ -15,6 +15,7 @@ import (
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
 
+	"github.com/c2cluster/c2cluster/pkg/cputime"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 )
@@ -54,9 +55,9 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 		*o.cpuTime = 0
 		if c.templates != nil && !o.wholeSolve {
 			cpu = new(atomic.Int64)
-			timer := startThreadTimer()
+			timer := cputime.Start()
 			defer func() {
-				timer.stop(cpu)
+				timer.Stop(cpu)
 				*o.cpuTime = time.Duration(cpu.Load())
 			}()
 		}
@@ -199,7 +200,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		go func() {
 			defer wg.Done()
 			if cpu != nil {
-				defer startThreadTimer().stop(cpu)
+				defer cputime.Start().Stop(cpu)
 			}
 			for !failed.Load() {
 				if err := solves.acquire(ctx, seq); err != nil {

@@ -1,17 +1,19 @@
-package circuit
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-const threadCPUSupported = true
+// Supported says whether Thread reads a thread's CPU time here.
+const Supported = true
 
 // rusageThread is Linux's RUSAGE_THREAD: the calling thread only.
 const rusageThread = 1
 
-// threadCPU returns the calling OS thread's CPU time, user + system.
-func threadCPU() time.Duration {
+// Thread returns the calling OS thread's CPU time, user + system (0 when it
+// cannot be read).
+func Thread() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
 		return 0
