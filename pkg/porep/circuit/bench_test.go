@@ -16,30 +16,37 @@ import (
 
 // BenchmarkSynthesize measures the worker's CPU step for one partition:
 // witness from the parsed C1 and the solve (compilation is cached and not
-// timed), per template use (templates, what Synthesize does) and with
-// gnark's solver on the whole system (whole, the way it was done before).
+// timed), per template use (templates, what Synthesize does; pooled, the
+// same into one reused buffer set, as the worker does) and with gnark's
+// solver on the whole system (whole, the way it was done before).
 // Reports constraints per second and the process's CPU seconds per
 // partition (user + system, GC included).
 //
 //	go test -run '^$' -bench BenchmarkSynthesize -benchtime 5x -cpu 1,2 ./pkg/porep/circuit/
 func BenchmarkSynthesize(b *testing.B) {
 	for _, name := range []string{"test-micro", "test-mini", "test-tiny", "2KiB"} {
-		for _, how := range []string{"templates", "whole"} {
+		for _, how := range []string{"templates", "pooled", "whole"} {
 			b.Run(name+"/"+how, func(b *testing.B) {
 				out := parseC1(b, sealedC1(b, name, 1))
 				c, err := ForShape(out.Shape)
 				require.NoError(b, err)
 				var opts []Option
-				if how == "whole" {
+				switch how {
+				case "whole":
 					opts = append(opts, withWholeSolve())
+				case "pooled": // as the worker: into one reused buffer set
+					pool := c.NewBufferPool(1)
+					defer pool.Close()
+					opts = append(opts, WithBuffers(pool))
 				}
 				ctx := context.Background()
 				runtime.GC()
 				cpu0 := cpuTime()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
-					_, err := c.Synthesize(ctx, out, i%out.Shape.Partitions, opts...)
+					s, err := c.Synthesize(ctx, out, i%out.Shape.Partitions, opts...)
 					require.NoError(b, err)
+					s.Release()
 				}
 				b.StopTimer()
 				b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")

@@ -95,7 +95,7 @@ func WithBuffers(pool *groth16.BufferPool) Option { return func(o *options) { o.
 
 // WithCPUTime makes Synthesize store in d the CPU time (user + system) its
 // own threads spent on the partition: building the witness, solving the
-// templates and scattering their solutions, summed over the goroutines that
+// templates, summed over the goroutines that
 // did it (each locked to its OS thread while it works). Unlike the
 // process's CPU time it stays exact while other partitions are synthesized
 // in the same process. d is set to 0 where a thread's CPU time cannot be

@@ -33,10 +33,12 @@
 // Synthesize does not run gnark's solver on the whole partition either
 // (its parallel solver spends ~10x the CPU of one core on it at 32 GiB): it
 // solves the head template, then the challenge template once per challenge,
-// the challenges concurrently and each single-threaded, and scatters every
-// solution to the wires and constraint rows its use was renamed to, swapping
-// A and B where balanceB turned a constraint (synthesize.go). The result is
-// gnark's whole-system solution byte for byte (TestSynthesizePerTemplate).
+// the challenges concurrently and each single-threaded, with its own solver
+// that reads and writes the wires and constraint rows each use was renamed
+// to directly in the partition's vectors (solve.go: gnark's solving rules,
+// no per-solve allocation or copy), swapping A and B where balanceB turned a
+// constraint (synthesize.go). The result is gnark's whole-system solution
+// byte for byte (TestSynthesizePerTemplate).
 //
 // PublicInputs computes a partition's public inputs natively, for the
 // verifier. Setup compiles a shape, runs the Groth16 setup and writes its

@@ -15,12 +15,11 @@ import (
 //
 // Without it, s syntheses at once run s × GOMAXPROCS single-threaded solves
 // on GOMAXPROCS cores: each finishes only when all do, the GPU waits for all
-// of them, and every solve in flight holds gnark's solver scratch (~1 GB per
-// challenge at 32 GiB: values and A, B, C with power-of-two capacity), which
-// at three slots pushed the live heap to the process's memory limit. With
-// it, the oldest synthesis finishes first, as fast as alone, while the cores
-// its last round leaves idle (17 challenges on 16 cores) go to the next one,
-// and the solver scratch in flight stays at limit() solves.
+// of them (and, with gnark's solver, which allocated ~1 GB per challenge at
+// 32 GiB, the solver scratch in flight pushed the live heap to the memory
+// limit at three slots). With it, the oldest synthesis finishes first, as
+// fast as alone, while the cores its last round leaves idle (17 challenges
+// on 16 cores) go to the next one.
 type solveGate struct {
 	limit func() int // solves at once (read per grant: GOMAXPROCS may change)
 

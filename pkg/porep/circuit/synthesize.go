@@ -9,11 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/backend/witness"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/c2cluster/c2cluster/pkg/cputime"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -33,10 +30,11 @@ func withWholeSolve() Option { return func(o *options) { o.wholeSolve = true } }
 // barrier per level). The system is the replay of two templates (template.go),
 // so it solves the head template once, then the challenge template once per
 // challenge, the challenges concurrently on GOMAXPROCS goroutines, each solve
-// single-threaded, and scatters each solution to the wires and constraints
-// its use was renamed to (then swaps A and B of the constraints balanceB
-// turned). The result is what gnark's solver returns on the whole system,
-// byte for byte (TestSynthesizePerTemplate).
+// single-threaded (solveGate), with its own solver (templateSolver: gnark's
+// solving rules, reading and writing the wires and constraint rows the use
+// was renamed to directly in the partition's vectors), then swaps A and B
+// of the constraints balanceB turned. The result is what gnark's solver
+// returns on the whole system, byte for byte (TestSynthesizePerTemplate).
 //
 // Errors: ErrInvalidInput when the C1 output does not fit the shape,
 // ErrUnsatisfied when it fits but some check of the vanilla proof fails
@@ -48,7 +46,7 @@ func (c *Compiled) Synthesize(ctx context.Context, out *c1.Output, k int, opts .
 		return nil, err
 	}
 	// With WithCPUTime on the per-template solve: the CPU time of this
-	// goroutine's part (witness, head, scatter) plus that of the challenge
+	// goroutine's part (witness, head) plus that of the challenge
 	// goroutines (solveTemplates adds theirs); nil when not measured.
 	var cpu *atomic.Int64
 	if o.cpuTime != nil {
@@ -142,36 +140,22 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	wires[0].SetOne()
 	copy(wires[1:], vec)
 
-	// solve solves one template use whose input wires are all known and
-	// scatters its solution.
-	solve := func(sys *cs.R1CS, u *templateUse, what string) error {
-		nIn := len(u.in)
-		values := make(chan any, nIn)
-		for _, w := range u.in[1:] { // in[0] is the constant one, not in a witness
-			values <- wires[w]
-		}
-		close(values)
-		tw, err := witness.New(ecc.BLS12_381.ScalarField())
-		if err == nil {
-			err = tw.Fill(len(sys.Public)-1, len(sys.Secret), values)
-		}
-		if err != nil {
-			return fmt.Errorf("circuit: solve %s: witness: %w", what, err)
-		}
-		res, err := sys.Solve(tw, solver.WithNbTasks(1))
-		if err != nil {
+	// solve solves one template use whose input wires are all known,
+	// straight into the partition's vectors (templateSolver), then swaps A
+	// and B of the rows balanceB turned.
+	headSolver, err := newTemplateSolver(t.head)
+	if err != nil {
+		return nil, err
+	}
+	chalSolver, err := newTemplateSolver(t.chal)
+	if err != nil {
+		return nil, err
+	}
+	solve := func(ts *templateSolver, u *templateUse, what string, sc *solveScratch) error {
+		if err := ts.solveUse(u, wires, a, b, cv, sc); err != nil {
 			return fmt.Errorf("%w: shape %s partition %d %s: %v", ErrUnsatisfied, c.params.Name, k, what, err)
 		}
-		sol, ok := res.(*cs.R1CSSolution)
-		if !ok || len(sol.W) != nIn+sys.NbInternalVariables || len(sol.A) != sys.NbConstraints {
-			return fmt.Errorf("circuit: solve %s: unexpected solution %T", what, res)
-		}
-		copy(wires[u.wire0:], sol.W[nIn:])
-		end := u.cons0 + sys.NbConstraints
-		copy(a[u.cons0:end], sol.A)
-		copy(b[u.cons0:end], sol.B)
-		copy(cv[u.cons0:end], sol.C)
-		for i := u.cons0; i < end; i++ {
+		for i := u.cons0; i < u.cons0+ts.sys.NbConstraints; i++ {
 			if c.turned.has(i) {
 				a[i], b[i] = b[i], a[i]
 			}
@@ -185,7 +169,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	if err := solves.acquire(ctx, seq); err != nil {
 		return nil, err
 	}
-	err = solve(t.head, &t.headUse, "head")
+	err = solve(headSolver, &t.headUse, "head", new(solveScratch))
 	solves.release()
 	if err != nil {
 		return nil, err
@@ -202,6 +186,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 			if cpu != nil {
 				defer cputime.Start().Stop(cpu)
 			}
+			var sc solveScratch
 			for !failed.Load() {
 				if err := solves.acquire(ctx, seq); err != nil {
 					failed.Store(true)
@@ -217,7 +202,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 				}
 				err := ctx.Err()
 				if err == nil {
-					err = solve(t.chal, &t.chalUses[j], fmt.Sprintf("challenge %d", j))
+					err = solve(chalSolver, &t.chalUses[j], fmt.Sprintf("challenge %d", j), &sc)
 				}
 				solves.release()
 				if err != nil {

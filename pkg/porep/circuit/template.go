@@ -229,8 +229,8 @@ func newReplayer(dst *cs.R1CS) (*replayer, error) {
 }
 
 // templateUse is where one replay of a template lies in the partition
-// system: what Synthesize needs to solve the template on its own and
-// scatter the solution (synthesize.go).
+// system: what Synthesize needs to solve the template on its own in the
+// partition's vectors (solve.go).
 type templateUse struct {
 	in    []uint32 // template input wire k → partition wire (in[0] is the constant one)
 	wire0 uint32   // partition id of the template's first internal wire
