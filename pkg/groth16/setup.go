@@ -195,7 +195,7 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 					lc = rc.O
 				}
 				for _, t := range lc {
-					accumulate(&dst[t.WireID()], t.CoeffID(), coeffs, &lag[j])
+					AddTerm(&dst[t.WireID()], t.CoeffID(), coeffs, &lag[j])
 				}
 				j++
 			}
@@ -315,9 +315,11 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	return pk, nil
 }
 
-// accumulate adds coeffs[cid] · l to dst, with shortcuts for gnark's fixed
-// small coefficients.
-func accumulate(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
+// AddTerm adds coeffs[cid] · l to dst, with shortcuts for gnark's fixed
+// small coefficients (the term of a gnark linear expression; coeffs is the
+// system's coefficient table). Setup and the circuit's template solver use
+// it.
+func AddTerm(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
 	switch cid {
 	case constraint.CoeffIdZero:
 	case constraint.CoeffIdOne:

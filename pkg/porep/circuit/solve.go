@@ -8,6 +8,8 @@ import (
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
 // templateSolver solves one use of a template straight into the
@@ -143,31 +145,12 @@ func (s *useState) set(v uint32, x *fr.Element) {
 	s.wires[s.u.wire0+k] = *x
 }
 
-// accumulate adds coefficient cid times x to r (gnark's accumulateInto).
-func (s *useState) accumulate(cid uint32, x *fr.Element, r *fr.Element) {
-	switch cid {
-	case constraint.CoeffIdZero:
-	case constraint.CoeffIdOne:
-		r.Add(r, x)
-	case constraint.CoeffIdTwo:
-		var d fr.Element
-		d.Double(x)
-		r.Add(r, &d)
-	case constraint.CoeffIdMinusOne:
-		r.Sub(r, x)
-	default:
-		var m fr.Element
-		m.Mul(&s.coeffs[cid], x)
-		r.Add(r, &m)
-	}
-}
-
 // side evaluates one side of an R1C into v, noting its unsolved term.
 func (s *useState) side(le constraint.LinearExpression, v *fr.Element, at uint8) error {
 	for _, t := range le {
 		w, known := s.wire(t.VID)
 		if known {
-			s.accumulate(t.CID, &s.wires[w], v)
+			groth16.AddTerm(v, int(t.CID), s.coeffs, &s.wires[w])
 			continue
 		}
 		if s.loc != 0 {
@@ -209,17 +192,14 @@ func (s *useState) solveR1C(r *constraint.R1C, row int) error {
 		x := &s.x
 		x.SetZero()
 		switch s.loc {
-		case 1:
-			if !s.vb.IsZero() {
-				x.Div(&s.vc, &s.vb).Sub(x, &s.va)
-				s.va.Add(&s.va, x)
-			} else if err := s.check(); err != nil {
-				return err
+		case 1, 2: // the side holding it times the other (known) side is O
+			part, by := &s.va, &s.vb
+			if s.loc == 2 {
+				part, by = by, part
 			}
-		case 2:
-			if !s.va.IsZero() {
-				x.Div(&s.vc, &s.va).Sub(x, &s.vb)
-				s.vb.Add(&s.vb, x)
+			if !by.IsZero() {
+				x.Div(&s.vc, by).Sub(x, part)
+				part.Add(part, x)
 			} else if err := s.check(); err != nil {
 				return err
 			}
@@ -262,7 +242,7 @@ func (s *useState) runHint(h *constraint.HintMapping) error {
 			if !known {
 				return fmt.Errorf("hint %d reads wire %d before it is solved", h.HintID, t.VID)
 			}
-			s.accumulate(t.CID, &s.wires[w], &v)
+			groth16.AddTerm(&v, int(t.CID), s.coeffs, &s.wires[w])
 		}
 		v.BigInt(sc.in[i])
 	}
