@@ -116,10 +116,3 @@ func (g *solveGate) grantLocked() {
 		close(w.ready)
 	}
 }
-
-// queued is the number of waiters (tests).
-func (g *solveGate) queued() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.waiting)
-}

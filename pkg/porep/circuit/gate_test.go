@@ -8,6 +8,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// queued is the number of waiters.
+func (g *solveGate) queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.waiting)
+}
+
 // waitQueued waits until the gate has n waiters (a condition, not a time).
 func waitQueued(g *solveGate, n int) {
 	for g.queued() != n {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/constraint"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -31,35 +30,30 @@ import (
 // TestSynthesizePerTemplate compares the result with gnark's whole-system
 // solve, byte for byte.
 type templateSolver struct {
-	sys    *cs.R1CS
-	nIn    uint32
-	kind   []uint8 // per blueprint: kindR1C or kindHint
-	r1cBP  []constraint.BlueprintR1C
-	hintBP []constraint.BlueprintHint
-	hints  map[solver.HintID]solver.Hint
-	q      *big.Int
+	*template                            // its system, input count and blueprint kinds (checked by newTemplate)
+	r1cBP     []constraint.BlueprintR1C  // per blueprint of kind kindR1C
+	hintBP    []constraint.BlueprintHint // per blueprint of kind kindHint
+	hints     map[solver.HintID]solver.Hint
+	q         *big.Int
 }
 
-func newTemplateSolver(sys *cs.R1CS) (*templateSolver, error) {
-	ts := &templateSolver{sys: sys, nIn: uint32(sys.GetNbPublicVariables() + sys.GetNbSecretVariables()),
-		hints: map[solver.HintID]solver.Hint{}, q: fr.Modulus()}
-	for i, b := range sys.Blueprints {
-		var r constraint.BlueprintR1C
-		var h constraint.BlueprintHint
-		switch b := b.(type) {
-		case *constraint.BlueprintGenericR1C:
-			ts.kind, r = append(ts.kind, kindR1C), b
-		case *constraint.BlueprintGenericHint:
-			ts.kind, h = append(ts.kind, kindHint), b
-		default:
-			return nil, fmt.Errorf("circuit: solve: blueprint %d is %T", i, b)
+// newTemplateSolver prepares t's solver; every hint the template uses must
+// be in gnark's registry.
+func newTemplateSolver(t *template) (*templateSolver, error) {
+	ts := &templateSolver{template: t, hints: map[solver.HintID]solver.Hint{}, q: fr.Modulus(),
+		r1cBP: make([]constraint.BlueprintR1C, len(t.kind)), hintBP: make([]constraint.BlueprintHint, len(t.kind))}
+	for i, b := range t.sys.Blueprints {
+		switch t.kind[i] {
+		case kindR1C:
+			ts.r1cBP[i] = b.(constraint.BlueprintR1C)
+		case kindHint:
+			ts.hintBP[i] = b.(constraint.BlueprintHint)
 		}
-		ts.r1cBP, ts.hintBP = append(ts.r1cBP, r), append(ts.hintBP, h)
 	}
-	for id, name := range sys.MHintsDependencies {
+	for id, name := range t.sys.MHintsDependencies {
 		f := solver.GetRegisteredHint(id)
 		if f == nil {
-			return nil, fmt.Errorf("circuit: solve: hint %s is not registered", name)
+			return nil, fmt.Errorf("circuit: template %s: hint %s is not registered", t.name, name)
 		}
 		ts.hints[id] = f
 	}
@@ -83,7 +77,7 @@ type useState struct {
 	a, b, c       []fr.Element
 	sc            *solveScratch
 	coeffs        []fr.Element
-	nIn, nInt     uint32
+	nIn           uint32
 	solved        []uint64
 	loc           uint8 // 1, 2, 3: the R1C's unsolved wire is in L, R, O
 	unknown       constraint.Term
@@ -103,7 +97,7 @@ func (ts *templateSolver) solveUse(u *templateUse, wires, a, b, c []fr.Element, 
 	clear(sc.solved)
 	st := &sc.state
 	*st = useState{ts: ts, u: u, wires: wires, a: a, b: b, c: c, sc: sc, coeffs: ts.sys.Coefficients,
-		nIn: ts.nIn, nInt: uint32(nInt), solved: sc.solved}
+		nIn: uint32(ts.nIn), solved: sc.solved}
 	src := &ts.sys.System
 	for _, pi := range src.Instructions {
 		inst := pi.Unpack(src)
@@ -122,7 +116,7 @@ func (ts *templateSolver) solveUse(u *templateUse, wires, a, b, c []fr.Element, 
 	}
 	for k := range uint32(nInt) {
 		if sc.solved[k>>6]&(1<<(k&63)) == 0 {
-			return fmt.Errorf("wire %d was not solved", ts.nIn+k)
+			return fmt.Errorf("wire %d was not solved", uint32(ts.nIn)+k)
 		}
 	}
 	return nil

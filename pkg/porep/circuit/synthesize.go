@@ -140,19 +140,18 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	wires[0].SetOne()
 	copy(wires[1:], vec)
 
-	// solve solves one template use whose input wires are all known,
-	// straight into the partition's vectors (templateSolver), then swaps A
-	// and B of the rows balanceB turned.
-	headSolver, err := newTemplateSolver(t.head)
-	if err != nil {
-		return nil, err
-	}
-	chalSolver, err := newTemplateSolver(t.chal)
-	if err != nil {
-		return nil, err
-	}
-	solve := func(ts *templateSolver, u *templateUse, what string, sc *solveScratch) error {
+	// solve solves challenge j's use (the head's for j < 0), whose input
+	// wires are all known, straight into the partition's vectors
+	// (templateSolver), then swaps A and B of the rows balanceB turned.
+	solve := func(j int, sc *solveScratch) error {
+		ts, u, what := t.head, &t.headUse, "head"
+		if j >= 0 {
+			ts, u = t.chal, &t.chalUses[j]
+		}
 		if err := ts.solveUse(u, wires, a, b, cv, sc); err != nil {
+			if j >= 0 {
+				what = fmt.Sprintf("challenge %d", j)
+			}
 			return fmt.Errorf("%w: shape %s partition %d %s: %v", ErrUnsatisfied, c.params.Name, k, what, err)
 		}
 		for i := u.cons0; i < u.cons0+ts.sys.NbConstraints; i++ {
@@ -169,7 +168,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	if err := solves.acquire(ctx, seq); err != nil {
 		return nil, err
 	}
-	err = solve(headSolver, &t.headUse, "head", new(solveScratch))
+	err = solve(-1, new(solveScratch))
 	solves.release()
 	if err != nil {
 		return nil, err
@@ -202,7 +201,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 				}
 				err := ctx.Err()
 				if err == nil {
-					err = solve(chalSolver, &t.chalUses[j], fmt.Sprintf("challenge %d", j), &sc)
+					err = solve(j, &sc)
 				}
 				solves.release()
 				if err != nil {

@@ -238,9 +238,10 @@ type templateUse struct {
 }
 
 // replayed is what assemble keeps of its templates for Synthesize: each
-// template's own compiled system and its uses, in replay order.
+// template's solver (over its own compiled system) and its uses, in replay
+// order.
 type replayed struct {
-	head, chal *cs.R1CS
+	head, chal *templateSolver
 	headUse    templateUse
 	chalUses   []templateUse // one per challenge
 }
@@ -453,7 +454,13 @@ func assemble(p Params, progress func(done int)) (*cs.R1CS, *replayed, error) {
 		in[w] = uint32(w)
 	}
 	headBase := uint32(nPub + nSec) // the head's internal wires come first
-	rep := &replayed{head: hs, chal: ct, chalUses: make([]templateUse, p.Challenges)}
+	rep := &replayed{chalUses: make([]templateUse, p.Challenges)}
+	if rep.head, err = newTemplateSolver(ht); err != nil {
+		return nil, nil, err
+	}
+	if rep.chal, err = newTemplateSolver(tt); err != nil {
+		return nil, nil, err
+	}
 	if rep.headUse, err = rp.replay(ht, in); err != nil {
 		return nil, nil, err
 	}
