@@ -317,8 +317,10 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 
 // AddTerm adds coeffs[cid] · l to dst, with shortcuts for gnark's fixed
 // small coefficients (the term of a gnark linear expression; coeffs is the
-// system's coefficient table). Setup and the circuit's template solver use
-// it.
+// system's coefficient table) and for l = 0 or 1, which is most of a
+// PoRep witness (SHA-256 works on bits, whose packed sums Σ 2^i·bit_i are
+// the bulk of the solver's terms): a comparison instead of a Montgomery
+// multiplication. Setup and the circuit's template solver use it.
 func AddTerm(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
 	switch cid {
 	case constraint.CoeffIdZero:
@@ -331,8 +333,14 @@ func AddTerm(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
 		t.Double(l)
 		dst.Add(dst, &t)
 	default:
-		var t fr.Element
-		t.Mul(&coeffs[cid], l)
-		dst.Add(dst, &t)
+		switch {
+		case l.IsZero():
+		case l.IsOne():
+			dst.Add(dst, &coeffs[cid])
+		default:
+			var t fr.Element
+			t.Mul(&coeffs[cid], l)
+			dst.Add(dst, &t)
+		}
 	}
 }

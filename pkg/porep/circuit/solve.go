@@ -2,6 +2,7 @@ package circuit
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -23,233 +24,296 @@ import (
 // wire values, their solved flags, and A, B, C with power-of-two capacity)
 // that Synthesize then copied into the partition's buffers: on a 2KiB
 // partition the copies alone were a third of the solve's CPU time
-// (docs/perf/circuit.md). Here nothing is allocated per use but a bitmap of
-// the use's own wires, reused. The instructions run in the order the
-// template added them, which is a solving order (every wire an
-// instruction reads was an input or set by an earlier instruction);
+// (docs/perf/circuit.md).
+//
+// Which wire an instruction solves does not depend on the values (only on
+// which wires earlier instructions set), so newTemplateSolver works it out
+// once per template and keeps a flat program: per R1C the known terms of
+// each side and the one it solves (or none: a check), per hint its input
+// terms and output range, every wire as a template reference that a use
+// maps to its partition wire. A use then runs the program with no solved
+// flags, no decompression and no structural checks. The instructions run
+// in the order the template added them, which is a solving order (every
+// wire an instruction reads was an input or set by an earlier
+// instruction); newTemplateSolver rejects a template where that fails, and
 // TestSynthesizePerTemplate compares the result with gnark's whole-system
 // solve, byte for byte.
 type templateSolver struct {
-	*template                            // its system, input count and blueprint kinds (checked by newTemplate)
-	r1cBP     []constraint.BlueprintR1C  // per blueprint of kind kindR1C
-	hintBP    []constraint.BlueprintHint // per blueprint of kind kindHint
+	*template                // its system, input count and blueprint kinds (checked by newTemplate)
+	ops       []solveOp      // the instructions, in order
+	terms     []solveTerm    // the R1C sides' and hint inputs' terms, by span
+	hintOps   []hintOp       // per hint instruction
+	coeffs    []fr.Element   // the template's coefficient table
+	invCoeffs []fr.Element   // their inverses (0 for 0): dividing out a solved term's coefficient
 	hints     map[solver.HintID]solver.Hint
 	q         *big.Int
 }
 
-// newTemplateSolver prepares t's solver; every hint the template uses must
-// be in gnark's registry.
+// solveTerm is coefficient id · wire; ref < the template's input count is
+// an input (the use's in[ref]), otherwise the internal wire ref − nIn;
+// constRef marks a hint input's constant term.
+type solveTerm struct{ ref, cid uint32 }
+
+const constRef = math.MaxUint32
+
+// span is terms[from:to].
+type span struct{ from, to uint32 }
+
+// What an instruction does.
+const (
+	opCheck  = iota // an R1C with every wire known
+	opSolveL        // an R1C whose unknown wire is in L (opSolveR: R, opSolveO: O)
+	opSolveR
+	opSolveO
+	opHint
+)
+
+type solveOp struct {
+	kind    uint8
+	row     uint32    // the R1C's constraint offset in the template; a hint's index in hintOps
+	l, r, o span      // the R1C's known terms per side
+	unknown solveTerm // the term an R1C solves
+}
+
+type hintOp struct {
+	id       solver.HintID
+	inputs   []span // per input expression
+	out, end uint32 // the internal wires it sets: template wires out … end−1
+}
+
+// newTemplateSolver compiles t into its solve program; every hint the
+// template uses must be in gnark's registry, and the template's
+// instruction order must solve every internal wire exactly from what is
+// known before it.
 func newTemplateSolver(t *template) (*templateSolver, error) {
+	sys := t.sys
 	ts := &templateSolver{template: t, hints: map[solver.HintID]solver.Hint{}, q: fr.Modulus(),
-		r1cBP: make([]constraint.BlueprintR1C, len(t.kind)), hintBP: make([]constraint.BlueprintHint, len(t.kind))}
-	for i, b := range t.sys.Blueprints {
-		switch t.kind[i] {
-		case kindR1C:
-			ts.r1cBP[i] = b.(constraint.BlueprintR1C)
-		case kindHint:
-			ts.hintBP[i] = b.(constraint.BlueprintHint)
-		}
+		coeffs: sys.Coefficients, invCoeffs: make([]fr.Element, len(sys.Coefficients))}
+	for i := range ts.coeffs {
+		ts.invCoeffs[i].Inverse(&ts.coeffs[i])
 	}
-	for id, name := range t.sys.MHintsDependencies {
+	for id, name := range sys.MHintsDependencies {
 		f := solver.GetRegisteredHint(id)
 		if f == nil {
 			return nil, fmt.Errorf("circuit: template %s: hint %s is not registered", t.name, name)
 		}
 		ts.hints[id] = f
 	}
+	nIn := uint32(t.nIn)
+	solved := make([]bool, sys.NbInternalVariables)
+	known := func(v uint32) bool { return v < nIn || solved[v-nIn] }
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("circuit: template %s: %s", t.name, fmt.Sprintf(format, a...))
+	}
+	var (
+		r1c constraint.R1C
+		hm  constraint.HintMapping
+	)
+	src := &sys.System
+	for _, pi := range src.Instructions {
+		inst := pi.Unpack(src)
+		switch t.kind[pi.BlueprintID] {
+		case kindR1C:
+			sys.Blueprints[pi.BlueprintID].(constraint.BlueprintR1C).DecompressR1C(&r1c, inst)
+			op := solveOp{kind: opCheck, row: inst.ConstraintOffset}
+			side := func(le constraint.LinearExpression, at uint8) (span, error) {
+				sp := span{from: uint32(len(ts.terms))}
+				for _, tm := range le {
+					if known(tm.VID) {
+						ts.terms = append(ts.terms, solveTerm{ref: tm.VID, cid: tm.CID})
+						continue
+					}
+					if op.kind != opCheck {
+						return sp, fail("constraint #%d has more than one unsolved wire", inst.ConstraintOffset)
+					}
+					if tm.CID == constraint.CoeffIdZero {
+						return sp, fail("constraint #%d: the unsolved wire has coefficient 0", inst.ConstraintOffset)
+					}
+					op.kind, op.unknown = at, solveTerm{ref: tm.VID, cid: tm.CID}
+				}
+				sp.to = uint32(len(ts.terms))
+				return sp, nil
+			}
+			var err error
+			if op.l, err = side(r1c.L, opSolveL); err != nil {
+				return nil, err
+			}
+			if op.r, err = side(r1c.R, opSolveR); err != nil {
+				return nil, err
+			}
+			if op.o, err = side(r1c.O, opSolveO); err != nil {
+				return nil, err
+			}
+			if op.kind != opCheck {
+				solved[op.unknown.ref-nIn] = true
+			}
+			ts.ops = append(ts.ops, op)
+		case kindHint:
+			sys.Blueprints[pi.BlueprintID].(constraint.BlueprintHint).DecompressHint(&hm, inst)
+			h := hintOp{id: hm.HintID, out: hm.OutputRange.Start, end: hm.OutputRange.End}
+			if ts.hints[h.id] == nil {
+				return nil, fail("hint %d is not registered", h.id)
+			}
+			for _, le := range hm.Inputs {
+				sp := span{from: uint32(len(ts.terms))}
+				for _, tm := range le {
+					ref := tm.VID
+					if tm.IsConstant() {
+						ref = constRef
+					} else if !known(ref) {
+						return nil, fail("hint %d reads wire %d before it is solved", h.id, ref)
+					}
+					ts.terms = append(ts.terms, solveTerm{ref: ref, cid: tm.CID})
+				}
+				sp.to = uint32(len(ts.terms))
+				h.inputs = append(h.inputs, sp)
+			}
+			for v := h.out; v < h.end; v++ {
+				if v < nIn {
+					return nil, fail("hint %d sets input wire %d", h.id, v)
+				}
+				solved[v-nIn] = true
+			}
+			ts.ops = append(ts.ops, solveOp{kind: opHint, row: uint32(len(ts.hintOps))})
+			ts.hintOps = append(ts.hintOps, h)
+		}
+	}
+	for k, ok := range solved {
+		if !ok {
+			return nil, fail("wire %d is never solved", int(nIn)+k)
+		}
+	}
 	return ts, nil
 }
 
-// solveScratch is one goroutine's reusable state.
+// solveScratch is one goroutine's reusable state: the hints' big.Ints.
 type solveScratch struct {
-	state   useState
-	solved  []uint64 // the use's internal wires set so far
-	r1c     constraint.R1C
-	hint    constraint.HintMapping
 	in, out []*big.Int
 }
 
-// useState is one use's solve in progress.
-type useState struct {
-	ts            *templateSolver
-	u             *templateUse
-	wires         []fr.Element
-	a, b, c       []fr.Element
-	sc            *solveScratch
-	coeffs        []fr.Element
-	nIn           uint32
-	solved        []uint64
-	loc           uint8 // 1, 2, 3: the R1C's unsolved wire is in L, R, O
-	unknown       constraint.Term
-	va, vb, vc, x fr.Element
+// useWires maps a use's template wires to the partition's wire values.
+type useWires struct {
+	vals []fr.Element
+	in   []uint32 // input ref → partition wire
+	nIn  uint32
+	off  uint32 // internal ref + off = partition wire (modulo 2^32: wire0 − nIn)
+}
+
+func (w *useWires) at(ref uint32) *fr.Element {
+	if ref < w.nIn {
+		return &w.vals[w.in[ref]]
+	}
+	return &w.vals[ref+w.off]
+}
+
+// sum sets dst to Σ coeff·value over terms.
+func (w *useWires) sum(dst *fr.Element, coeffs []fr.Element, terms []solveTerm) {
+	dst.SetZero()
+	for _, t := range terms {
+		groth16.AddTerm(dst, int(t.cid), coeffs, w.at(t.ref))
+	}
 }
 
 // solveUse solves use u of the template: wires holds the partition's wire
 // values (u's inputs already set), a, b, c its constraint rows. It returns
 // the first unsatisfied constraint (template-relative) as an error.
 func (ts *templateSolver) solveUse(u *templateUse, wires, a, b, c []fr.Element, sc *solveScratch) error {
-	nInt := ts.sys.NbInternalVariables
-	words := (nInt + 63) / 64
-	if cap(sc.solved) < words {
-		sc.solved = make([]uint64, words)
-	}
-	sc.solved = sc.solved[:words]
-	clear(sc.solved)
-	st := &sc.state
-	*st = useState{ts: ts, u: u, wires: wires, a: a, b: b, c: c, sc: sc, coeffs: ts.sys.Coefficients,
-		nIn: uint32(ts.nIn), solved: sc.solved}
-	src := &ts.sys.System
-	for _, pi := range src.Instructions {
-		inst := pi.Unpack(src)
-		switch ts.kind[pi.BlueprintID] {
-		case kindR1C:
-			ts.r1cBP[pi.BlueprintID].DecompressR1C(&sc.r1c, inst)
-			if err := st.solveR1C(&sc.r1c, u.cons0+int(inst.ConstraintOffset)); err != nil {
-				return fmt.Errorf("constraint #%d is not satisfied: %w", inst.ConstraintOffset, err)
-			}
-		case kindHint:
-			ts.hintBP[pi.BlueprintID].DecompressHint(&sc.hint, inst)
-			if err := st.runHint(&sc.hint); err != nil {
+	w := useWires{vals: wires, in: u.in, nIn: uint32(ts.nIn), off: u.wire0 - uint32(ts.nIn)}
+	coeffs := ts.coeffs
+	var va, vb, vc, x, p fr.Element
+	for i := range ts.ops {
+		op := &ts.ops[i]
+		if op.kind == opHint {
+			if err := ts.runHint(&ts.hintOps[op.row], &w, sc); err != nil {
 				return err
 			}
-		}
-	}
-	for k := range uint32(nInt) {
-		if sc.solved[k>>6]&(1<<(k&63)) == 0 {
-			return fmt.Errorf("wire %d was not solved", uint32(ts.nIn)+k)
-		}
-	}
-	return nil
-}
-
-// wire returns the partition wire of template wire v and whether its value
-// is known.
-func (s *useState) wire(v uint32) (uint32, bool) {
-	if v < s.nIn {
-		return s.u.in[v], true
-	}
-	k := v - s.nIn
-	return s.u.wire0 + k, s.solved[k>>6]&(1<<(k&63)) != 0
-}
-
-// set gives template wire v (internal) its value.
-func (s *useState) set(v uint32, x *fr.Element) {
-	k := v - s.nIn
-	s.solved[k>>6] |= 1 << (k & 63)
-	s.wires[s.u.wire0+k] = *x
-}
-
-// side evaluates one side of an R1C into v, noting its unsolved term.
-func (s *useState) side(le constraint.LinearExpression, v *fr.Element, at uint8) error {
-	for _, t := range le {
-		w, known := s.wire(t.VID)
-		if known {
-			groth16.AddTerm(v, int(t.CID), s.coeffs, &s.wires[w])
 			continue
 		}
-		if s.loc != 0 {
-			return fmt.Errorf("more than one unsolved wire")
-		}
-		s.unknown, s.loc = t, at
-	}
-	return nil
-}
-
-func (s *useState) check() error {
-	var p fr.Element
-	if !p.Mul(&s.va, &s.vb).Equal(&s.vc) {
-		return fmt.Errorf("%s ⋅ %s != %s", s.va.String(), s.vb.String(), s.vc.String())
-	}
-	return nil
-}
-
-func (s *useState) solveR1C(r *constraint.R1C, row int) error {
-	s.va.SetZero()
-	s.vb.SetZero()
-	s.vc.SetZero()
-	s.loc = 0
-	if err := s.side(r.L, &s.va, 1); err != nil {
-		return err
-	}
-	if err := s.side(r.R, &s.vb, 2); err != nil {
-		return err
-	}
-	if err := s.side(r.O, &s.vc, 3); err != nil {
-		return err
-	}
-	if s.loc == 0 {
-		if err := s.check(); err != nil {
-			return err
-		}
-	} else {
-		// x = coeff·value of the unsolved term, from the other two sides
-		x := &s.x
-		x.SetZero()
-		switch s.loc {
-		case 1, 2: // the side holding it times the other (known) side is O
-			part, by := &s.va, &s.vb
-			if s.loc == 2 {
+		w.sum(&va, coeffs, ts.terms[op.l.from:op.l.to])
+		w.sum(&vb, coeffs, ts.terms[op.r.from:op.r.to])
+		w.sum(&vc, coeffs, ts.terms[op.o.from:op.o.to])
+		check := op.kind == opCheck
+		switch op.kind {
+		case opSolveL, opSolveR: // the side holding it times the other (known) side is O
+			part, by := &va, &vb
+			if op.kind == opSolveR {
 				part, by = by, part
 			}
-			if !by.IsZero() {
-				x.Div(&s.vc, by).Sub(x, part)
-				part.Add(part, x)
-			} else if err := s.check(); err != nil {
-				return err
+			if by.IsZero() { // any value solves it; gnark's solver sets 0
+				x.SetZero()
+				check = true
+			} else {
+				x.Div(&vc, by).Sub(&x, part)
+				part.Add(part, &x)
 			}
-		case 3:
-			x.Mul(&s.va, &s.vb).Sub(x, &s.vc)
-			s.vc.Add(&s.vc, x)
+		case opSolveO:
+			mulValues(&x, &va, &vb).Sub(&x, &vc)
+			vc.Add(&vc, &x)
 		}
-		switch s.unknown.CID {
-		case constraint.CoeffIdOne:
-		case constraint.CoeffIdMinusOne:
-			x.Neg(x)
-		case constraint.CoeffIdZero:
-			return fmt.Errorf("the unsolved wire has coefficient 0")
-		default:
-			x.Div(x, &s.coeffs[s.unknown.CID])
+		if check && !mulValues(&p, &va, &vb).Equal(&vc) {
+			return fmt.Errorf("constraint #%d is not satisfied: %s ⋅ %s != %s", op.row, va.String(), vb.String(), vc.String())
 		}
-		s.set(s.unknown.VID, x)
+		if op.kind != opCheck { // x = coeff·value of the solved term
+			switch op.unknown.cid {
+			case constraint.CoeffIdOne:
+			case constraint.CoeffIdMinusOne:
+				x.Neg(&x)
+			default:
+				x.Mul(&x, &ts.invCoeffs[op.unknown.cid])
+			}
+			*w.at(op.unknown.ref) = x
+		}
+		row := u.cons0 + int(op.row)
+		a[row], b[row], c[row] = va, vb, vc
 	}
-	s.a[row], s.b[row], s.c[row] = s.va, s.vb, s.vc
 	return nil
 }
 
-func (s *useState) runHint(h *constraint.HintMapping) error {
-	f := s.ts.hints[h.HintID]
-	if f == nil {
-		return fmt.Errorf("hint %d is not registered", h.HintID)
+// mulValues sets z = x·y, skipping the multiplication when a factor is 0
+// or 1 (a bit, in most of the PoRep circuit's constraints).
+func mulValues(z, x, y *fr.Element) *fr.Element {
+	switch {
+	case x.IsZero() || y.IsZero():
+		return z.SetZero()
+	case x.IsOne():
+		return z.Set(y)
+	case y.IsOne():
+		return z.Set(x)
 	}
-	sc := s.sc
-	nOut := int(h.OutputRange.End - h.OutputRange.Start)
-	sc.in = grow(sc.in, len(h.Inputs))
+	return z.Mul(x, y)
+}
+
+func (ts *templateSolver) runHint(h *hintOp, w *useWires, sc *solveScratch) error {
+	nOut := int(h.end - h.out)
+	sc.in = grow(sc.in, len(h.inputs))
 	sc.out = grow(sc.out, nOut)
-	for i, le := range h.Inputs {
+	for i, sp := range h.inputs {
 		var v fr.Element
-		for _, t := range le {
-			if t.IsConstant() {
-				v.Add(&v, &s.coeffs[t.CID])
+		for _, t := range ts.terms[sp.from:sp.to] {
+			if t.ref == constRef {
+				v.Add(&v, &ts.coeffs[t.cid])
 				continue
 			}
-			w, known := s.wire(t.VID)
-			if !known {
-				return fmt.Errorf("hint %d reads wire %d before it is solved", h.HintID, t.VID)
-			}
-			groth16.AddTerm(&v, int(t.CID), s.coeffs, &s.wires[w])
+			groth16.AddTerm(&v, int(t.cid), ts.coeffs, w.at(t.ref))
 		}
 		v.BigInt(sc.in[i])
 	}
 	for _, o := range sc.out[:nOut] {
 		o.SetUint64(0)
 	}
-	if err := f(s.ts.q, sc.in[:len(h.Inputs)], sc.out[:nOut]); err != nil {
-		return fmt.Errorf("hint %d: %w", h.HintID, err)
+	if err := ts.hints[h.id](ts.q, sc.in[:len(h.inputs)], sc.out[:nOut]); err != nil {
+		return fmt.Errorf("hint %d: %w", h.id, err)
 	}
 	for i, o := range sc.out[:nOut] {
-		var v fr.Element
-		v.SetBigInt(o)
-		s.set(h.OutputRange.Start+uint32(i), &v)
+		v := w.at(h.out + uint32(i))
+		switch {
+		case o.Sign() == 0:
+			v.SetZero()
+		case o.IsUint64() && o.Uint64() == 1: // bits, from the SHA-256 hints
+			v.SetOne()
+		default:
+			v.SetBigInt(o)
+		}
 	}
 	return nil
 }
