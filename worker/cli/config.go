@@ -28,7 +28,7 @@ import (
 //	shapes: [32GiB]
 //	params_dir: /var/lib/c2/params
 //	backend: auto
-//	gpu_workers_per_device: 2
+//	gpu_workers_per_device: 3
 //	interlock: compute
 type File struct {
 	// NATS is the NATS server URL. Default nats://127.0.0.1:4222.
@@ -139,7 +139,7 @@ func (f *File) settings() []setting {
 	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load", parsed(&f.TrustedParams, strconv.ParseBool))
 	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", str(&f.Backend))
 	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices)
-	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 2 on a GPU, 1 on the CPU)", num(&f.GPUWorkersPerDevice))
+	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 3 on a GPU, 1 on the CPU)", num(&f.GPUWorkersPerDevice))
 	add("interlock", "C2_INTERLOCK", "device lock: none, exclusive, compute or split (default compute)", str(&f.Interlock))
 	add("vram-budget-bytes", "C2_VRAM_BUDGET_BYTES", "device memory proofs in flight may reserve per device (default 0: no limit)", num64(&f.VRAMBudget))
 	add("cpu-threads", "C2_CPU_THREADS", "goroutines per proof on the CPU backend (default: all cores)", num(&f.CPUThreads))

@@ -120,7 +120,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"32GiB"}, f.Shapes)
 	require.Equal(t, "compute", f.Interlock)
-	require.Equal(t, 2, f.GPUWorkersPerDevice)
+	require.Equal(t, 3, f.GPUWorkersPerDevice)
 	require.Equal(t, 2*time.Minute, f.DrainTimeout)
 	require.Equal(t, "auto", f.MemoryLimit)
 }

@@ -39,12 +39,12 @@ import (
 // TestSynthesizePerTemplate compares the result with gnark's whole-system
 // solve, byte for byte.
 type templateSolver struct {
-	*template                // its system, input count and blueprint kinds (checked by newTemplate)
-	ops       []solveOp      // the instructions, in order
-	terms     []solveTerm    // the R1C sides' and hint inputs' terms, by span
-	hintOps   []hintOp       // per hint instruction
-	coeffs    []fr.Element   // the template's coefficient table
-	invCoeffs []fr.Element   // their inverses (0 for 0): dividing out a solved term's coefficient
+	*template              // its system, input count and blueprint kinds (checked by newTemplate)
+	ops       []solveOp    // the instructions, in order
+	terms     []solveTerm  // the R1C sides' and hint inputs' terms, by span
+	hintOps   []hintOp     // per hint instruction
+	coeffs    []fr.Element // the template's coefficient table
+	invCoeffs []fr.Element // their inverses (0 for 0): dividing out a solved term's coefficient
 	hints     map[solver.HintID]solver.Hint
 	q         *big.Int
 }

@@ -126,7 +126,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.residency, "residency", "", "parameters on a GPU: auto, device or pinned (default auto)")
 	fs.IntVar(&o.cpuThreads, "cpu-threads", 0, "CPU backend goroutines per proof (0: all cores)")
 	fs.StringVar(&o.interlock, "interlock", string(interlock.ModeDefault), "interlock mode: none, exclusive, compute or split")
-	fs.IntVar(&o.workers, "gpu-workers", 0, "slots per device, gpu_workers_per_device (0: the worker's default, 2 on a GPU, 1 on the CPU)")
+	fs.IntVar(&o.workers, "gpu-workers", 0, "slots per device, gpu_workers_per_device (0: the worker's default, 3 on a GPU, 1 on the CPU)")
 	fs.Int64Var(&o.vramBudget, "vram-budget", 0, "per-device VRAM budget of proofs in flight, bytes (0: none)")
 	fs.BoolVar(&o.sweep, "sweep", false, "prove the job once per interlock mode × workers per device (-sweep-modes × -sweep-workers)")
 	fs.BoolVar(&o.warmup, "warmup", false, "before each run, prove one partition per slot, verified but not measured (the slots' buffer sets allocated, page-locked and faulted in), so short runs measure the steady state")
