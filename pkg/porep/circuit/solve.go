@@ -100,6 +100,10 @@ func newTemplateSolver(t *template) (*templateSolver, error) {
 		ts.hints[id] = f
 	}
 	nIn := uint32(t.nIn)
+	src := &sys.System
+	// every instruction is an op; a term takes two calldata words
+	ts.ops = make([]solveOp, 0, len(src.Instructions))
+	ts.terms = make([]solveTerm, 0, len(src.CallData)/2)
 	solved := make([]bool, sys.NbInternalVariables)
 	known := func(v uint32) bool { return v < nIn || solved[v-nIn] }
 	fail := func(format string, a ...any) error {
@@ -109,7 +113,6 @@ func newTemplateSolver(t *template) (*templateSolver, error) {
 		r1c constraint.R1C
 		hm  constraint.HintMapping
 	)
-	src := &sys.System
 	for _, pi := range src.Instructions {
 		inst := pi.Unpack(src)
 		switch t.kind[pi.BlueprintID] {
