@@ -31,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"log/slog"
 	"math/bits"
 	"os"
@@ -799,8 +800,8 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 		return nil, err
 	}
 	b.summarize(r, rs, wall, cpu, len(p.Devices()))
-	b.printf("%s: %s done: %d/%d verified, wall %.2fs, %.2f partitions/min, latency median %.2fs max %.2fs",
-		label, r.Name, r.Verified, r.Partitions, r.Wall, r.Throughput, r.LatencyMedian, r.LatencyMax)
+	b.printf("%s: %s done: %d/%d verified, wall %.2fs, %.2f partitions/min (steady %.2f), latency median %.2fs max %.2fs",
+		label, r.Name, r.Verified, r.Partitions, r.Wall, r.Throughput, r.SteadyThroughput, r.LatencyMedian, r.LatencyMax)
 	return r, nil
 }
 
@@ -862,12 +863,14 @@ func (b *bench) summarize(r *Run, rs *runState, wall, cpu time.Duration, devices
 	r.Wall = wall.Seconds()
 	var lat, synth, synthCPU, synthCPUExact, dev, up, comp, wait, ver []float64
 	busy := 0.0
+	first, last := math.Inf(1), math.Inf(-1) // verified partitions' ends
 	for _, p := range rs.finished {
 		if !p.Verified {
 			r.Failed++
 			continue
 		}
 		r.Verified++
+		first, last = min(first, p.End), max(last, p.End)
 		lat = append(lat, p.Latency)
 		synth = append(synth, p.Synth)
 		synthCPU = append(synthCPU, p.SynthCPU)
@@ -894,6 +897,9 @@ func (b *bench) summarize(r *Run, rs *runState, wall, cpu time.Duration, devices
 	}
 	if len(rs.finished) > 0 {
 		r.CoreSeconds = cpu.Seconds() / float64(len(rs.finished))
+	}
+	if r.Verified >= 2 && last > first {
+		r.SteadyThroughput = float64(r.Verified-1) / (last - first) * 60
 	}
 	r.LatencyMedian, r.SynthMedian, r.DeviceMedian = median(lat), median(synth), median(dev)
 	r.UploadMedian, r.ComputeMedian, r.LockWaitMedian, r.VerifyMedian = median(up), median(comp), median(wait), median(ver)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -120,6 +121,9 @@ func requireRun(t *testing.T, r *Run, slots int) {
 		require.Positive(t, v, "%s: %s", r.Name, what)
 	}
 	require.InDelta(t, 2/r.Wall*60, r.Throughput, 1e-6)
+	// steady: one interval between the two partitions' ends
+	ends := []float64{r.PartitionsDetail[0].End, r.PartitionsDetail[1].End}
+	require.InDelta(t, 60/math.Abs(ends[1]-ends[0]), r.SteadyThroughput, 1e-6, r.Name)
 	require.Positive(t, max(r.Peaks.RSSHWM, r.Peaks.RSSSampled), "%s: host RSS peak", r.Name)
 	require.Zero(t, r.VRAMTaskPeak, "the CPU backend reserves no device memory")
 }

@@ -128,12 +128,16 @@ type Run struct {
 	Verified         int `json:"verified"`
 	Failed           int `json:"failed"`
 
-	Wall           float64 `json:"wall_s"`
-	Throughput     float64 `json:"partitions_per_min"`
-	LatencyMedian  float64 `json:"latency_median_s"`
-	LatencyMax     float64 `json:"latency_max_s"`
-	SynthMedian    float64 `json:"synthesis_median_s"`
-	SynthCPUMedian float64 `json:"synthesis_core_s_median"`
+	Wall       float64 `json:"wall_s"`
+	Throughput float64 `json:"partitions_per_min"` // verified / wall: the job's rate, pipeline fill included
+	// SteadyThroughput is the rate between the first and the last verified
+	// partition, (n − 1) / (last end − first end): what a stream of jobs
+	// gets once the slots' pipeline is full (0 below two partitions).
+	SteadyThroughput float64 `json:"steady_partitions_per_min"`
+	LatencyMedian    float64 `json:"latency_median_s"`
+	LatencyMax       float64 `json:"latency_max_s"`
+	SynthMedian      float64 `json:"synthesis_median_s"`
+	SynthCPUMedian   float64 `json:"synthesis_core_s_median"`
 	// SynthCPUExact: the median is over partitions whose synthesis CPU
 	// time is their own (measured on the synthesis threads, or with no
 	// other partition in flight); false when every one is a process-wide
@@ -248,7 +252,7 @@ func printTable(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "circuit %d constraints (compile %.1fs, peak heap %s GiB); params %s in %.1fs (%s GiB)\n",
 		r.Circuit.Constraints, r.Circuit.CompileSeconds, gib(r.Circuit.Peaks.Heap), r.Params.Source, r.Params.Seconds, gib(r.Params.Bytes))
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "interlock\tw/dev\tslots\tparts\twall s\tparts/min\tlat med s\tlat max s\tsynth s\tsynth core-s\tdev s/part\tupload s\tcompute s\twait med s\twait max s\tdev busy\tRSS/live peak GiB\tVRAM peak GiB\tverified\t")
+	fmt.Fprintln(tw, "interlock\tw/dev\tslots\tparts\twall s\tparts/min\tsteady/min\tlat med s\tlat max s\tsynth s\tsynth core-s\tdev s/part\tupload s\tcompute s\twait med s\twait max s\tdev busy\tRSS/live peak GiB\tVRAM peak GiB\tverified\t")
 	for _, run := range r.Runs {
 		core := fmt.Sprintf("%.1f", run.SynthCPUMedian)
 		if !run.SynthCPUExact {
@@ -264,8 +268,8 @@ func printTable(w io.Writer, r *Report) {
 		} else if run.VRAMTaskPeak > 0 {
 			vram = "tasks " + gib(run.VRAMTaskPeak)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f%%\t%s\t%s\t%d/%d\t\n",
-			run.Interlock, run.WorkersPerDevice, run.Slots, run.Partitions, run.Wall, run.Throughput, run.LatencyMedian, run.LatencyMax,
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f%%\t%s\t%s\t%d/%d\t\n",
+			run.Interlock, run.WorkersPerDevice, run.Slots, run.Partitions, run.Wall, run.Throughput, run.SteadyThroughput, run.LatencyMedian, run.LatencyMax,
 			run.SynthMedian, core, run.DeviceMedian, run.UploadMedian, run.ComputeMedian, run.LockWaitMedian, run.LockWaitMax,
 			100*run.DeviceBusy, gib(max(run.Peaks.RSSHWM, run.Peaks.RSSSampled))+"/"+gib(run.Peaks.HeapLive), vram, run.Verified, run.Partitions)
 	}
