@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"time"
@@ -133,8 +137,40 @@ func openProver(ctx context.Context, cfg Config, sel backend.Selection, opts bac
 	}
 	p.releaseHostKeys()
 	p.pinBuffers()
+	p.checkMemory()
 	return p, nil
 }
+
+// checkMemory warns at start when the slots' partition buffer sets, which
+// the pools allocate as the slots first synthesize, will not fit under the
+// process's Go memory limit beside what the heap holds after loading
+// (compiled circuits, host keys still needed): e.g. three slots of 32 GiB
+// (3 × 15.9 GiB) and the 15.5 GiB circuit on a 64 GiB host. Past the
+// limit the collector runs all the time and the kernel may kill the
+// worker; fewer slots per device is the fix.
+func (p *Prover) checkMemory() {
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 { // none set
+		return
+	}
+	var buffers int64
+	for _, name := range p.order {
+		buffers += p.buffers[name].SetBytes() * int64(p.bufferLimit(len(p.devices)))
+	}
+	runtime.GC() // what loading left live (a released host key is garbage now)
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	held := int64(live[0].Value.Uint64())
+	if held+buffers <= limit {
+		return
+	}
+	slots := p.bufferLimit(len(p.devices))
+	p.cfg.Logger.Warn(fmt.Sprintf("worker: %d slots' partition buffers (%.1f GiB) and the %.1f GiB live after loading exceed the Go memory limit of %.1f GiB; lower gpu_workers_per_device or raise memory_limit",
+		slots, gib(buffers), gib(held), gib(limit)),
+		"slots", slots, "buffer_bytes", buffers, "live_heap_bytes", held, "memory_limit_bytes", limit)
+}
+
+func gib(b int64) float64 { return float64(b) / (1 << 30) }
 
 // bufferRegistrar is a backend that page-locks host memory for its uploads
 // (the CUDA backend: registrations hold for every device of the process).

@@ -1,10 +1,15 @@
 package node_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -160,4 +165,48 @@ func TestProverReusesBuffers(t *testing.T) {
 	require.GreaterOrEqual(t, st.Reused, int64(len(slots)*rounds-2))
 	require.Equal(t, 0, st.InUse)
 	require.Zero(t, st.Waits, "a slot never waits for a set")
+}
+
+// TestProverWarnsWhenBuffersExceedMemoryLimit: at start the prover warns,
+// with the figures, when its slots' partition buffer sets and what is live
+// after loading would not fit under the Go memory limit, and says nothing
+// when they fit.
+func TestProverWarnsWhenBuffersExceedMemoryLimit(t *testing.T) {
+	pk := params(t)
+	ctx := context.Background()
+	sp, err := node.NewShapeParams(testShape, compiledShape(t), pk)
+	require.NoError(t, err)
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	open := func(limit int64) (string, *node.Prover) {
+		var logs bytes.Buffer
+		debug.SetMemoryLimit(limit)
+		p, err := node.NewProver(ctx, node.Config{ID: "mem", Backend: "cpu", GPUWorkersPerDevice: 3, CPUThreads: 1,
+			Logger: slog.New(slog.NewJSONHandler(&logs, nil))}, sp)
+		debug.SetMemoryLimit(before)
+		require.NoError(t, err)
+		t.Cleanup(func() { p.Close() })
+		return logs.String(), p
+	}
+	logs, _ := open(1 << 50)
+	require.NotContains(t, logs, "memory limit", "everything fits under 1 PiB")
+
+	logs, p := open(8 << 20) // far below the compiled circuit and parameters alone
+	var warning struct {
+		Msg     string `json:"msg"`
+		Slots   int    `json:"slots"`
+		Buffers int64  `json:"buffer_bytes"`
+		Live    int64  `json:"live_heap_bytes"`
+		Limit   int64  `json:"memory_limit_bytes"`
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		if strings.Contains(line, "exceed the Go memory limit") {
+			require.NoError(t, json.Unmarshal([]byte(line), &warning))
+		}
+	}
+	require.Contains(t, warning.Msg, "lower gpu_workers_per_device", logs)
+	require.Equal(t, 3, warning.Slots)
+	require.Equal(t, 3*p.BufferStats(testShape).SetBytes, warning.Buffers, "three sets of the shape's size")
+	require.Equal(t, int64(8<<20), warning.Limit)
+	require.Greater(t, warning.Live+warning.Buffers, warning.Limit)
 }
