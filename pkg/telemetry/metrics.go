@@ -48,6 +48,12 @@ type Metrics struct {
 	// SubmitsTotal counts submissions by result ("accepted",
 	// "deduplicated", "rejected").
 	SubmitsTotal *prometheus.CounterVec
+	// DeviceBusySeconds is the time each device spent in each of its
+	// proving stages (label stage: StageUpload, StageCompute, …; lock waits
+	// never count): rate(…[1m]) is the device's busy fraction in that
+	// stage — gpu_compute near 1 means the GPU is the bound, well below 1
+	// with slots busy synthesizing means the CPU is.
+	DeviceBusySeconds *prometheus.CounterVec
 	// SRSResidentBytes is the size of loaded parameters, by shape and
 	// residency ("host", "pinned", "device").
 	SRSResidentBytes *prometheus.GaugeVec
@@ -81,6 +87,9 @@ func NewMetrics() *Metrics {
 			Namespace: "c2", Name: "lock_wait_seconds", Help: "Time waiting for a device lock, by device and lock.",
 			Buckets: latencyBuckets,
 		}, []string{"device", "lock"}),
+		DeviceBusySeconds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "device_busy_seconds_total", Help: "Seconds each device spent in each proving stage (lock waits excluded), by device and stage.",
+		}, []string{"device", "stage"}),
 		ProofsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "c2", Name: "proofs_total", Help: "Proofs produced, by kind (partition, job) and shape.",
 		}, []string{"kind", "shape"}),
@@ -97,7 +106,7 @@ func NewMetrics() *Metrics {
 			Namespace: "c2", Name: "vram_bytes", Help: "Device memory by device and kind (used, reserved, budget).",
 		}, []string{"device", "kind"}),
 	}
-	reg.MustRegister(m.QueueDepth, m.PartitionsInFlight, m.StageSeconds, m.LockWaitSeconds,
+	reg.MustRegister(m.QueueDepth, m.PartitionsInFlight, m.StageSeconds, m.LockWaitSeconds, m.DeviceBusySeconds,
 		m.ProofsTotal, m.FailuresTotal, m.SubmitsTotal, m.SRSResidentBytes, m.VRAMBytes)
 	return m
 }

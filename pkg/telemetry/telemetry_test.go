@@ -105,6 +105,7 @@ func TestMetricsHandler(t *testing.T) {
 	m.QueueDepth.WithLabelValues("2KiB", "high").Set(3)
 	m.StageSeconds.WithLabelValues(StageSynthesize).Observe(0.5)
 	m.LockWaitSeconds.WithLabelValues("0", "compute").Observe(0.01)
+	m.DeviceBusySeconds.WithLabelValues("1", StageCompute).Add(1.5)
 	m.FailuresTotal.WithLabelValues("partition", "bad_input").Inc()
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -114,6 +115,7 @@ func TestMetricsHandler(t *testing.T) {
 		`c2_queue_depth{lane="high",shape="2KiB"} 3`,
 		`c2_stage_seconds_count{stage="synthesize"} 1`,
 		`c2_lock_wait_seconds_count{device="0",lock="compute"} 1`,
+		`c2_device_busy_seconds_total{device="1",stage="gpu_compute"} 1.5`,
 		`c2_failures_total{kind="partition",reason="bad_input"} 1`,
 		"go_goroutines",
 	} {

@@ -327,6 +327,7 @@ func (p *proofRun) stage(ctx context.Context, stage, metric string, fn func(cont
 	}
 	if metric != "" && p.d.cfg.Metrics != nil {
 		p.d.cfg.Metrics.StageSeconds.WithLabelValues(metric).Observe(took.Seconds())
+		p.d.cfg.Metrics.DeviceBusySeconds.WithLabelValues(p.d.label, metric).Add(took.Seconds())
 	}
 	return nil
 }

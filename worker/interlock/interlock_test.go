@@ -12,6 +12,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
@@ -304,6 +305,7 @@ func TestModeComputeSerializesOnlyCompute(t *testing.T) {
 	rec := newRecorder()
 	m := telemetry.NewMetrics()
 	d := newDevice(t, ModeCompute, 0, rec, m)
+	t0 := time.Now()
 	a := newSlot(f, "A", StageUpload, StageCompute)
 	b := newSlot(f, "B", StageUpload, StageCompute)
 	a.start(context.Background(), d, f)
@@ -328,6 +330,11 @@ func TestModeComputeSerializesOnlyCompute(t *testing.T) {
 	// y's wait is its own number, never part of a device stage.
 	require.Positive(t, y.rep.LockWait)
 	require.Less(t, y.rep.Backend.Compute, y.rep.LockWait+y.rep.Backend.Compute)
+	// The device's busy counter holds both computes (each stage wraps the
+	// backend's own compute) and no lock wait: within the test's wall.
+	busy := testutil.ToFloat64(m.DeviceBusySeconds.WithLabelValues("3", telemetry.StageCompute))
+	require.GreaterOrEqual(t, busy, (x.rep.Backend.Compute + y.rep.Backend.Compute).Seconds())
+	require.Less(t, busy, time.Since(t0).Seconds())
 }
 
 func TestModeSplitSerializesUploadsAndComputesSeparately(t *testing.T) {
