@@ -3,11 +3,14 @@ package groth16
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc"
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	gnarkgroth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
 	"github.com/consensys/gnark/backend/witness"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
@@ -153,6 +156,43 @@ func BenchmarkSetup(b *testing.B) {
 					require.NoError(b, gnarkgroth16.Setup(ccs.(*cs.R1CS), &pk, &vk))
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkDecodePoint is the cost of reading one parameter point, per
+// point on one core: the checks every point gets (flags, coordinates < p,
+// the curve equation) with and without the subgroup check that
+// SkipSubgroupCheck / trusted_params leave out. A 32 GiB-shape .params
+// holds ~400 M G1 and ~33 M G2 points; ReadParams spreads them over all
+// cores.
+//
+//	go test -run '^$' -bench BenchmarkDecodePoint -benchtime 2000x ./pkg/groth16/
+func BenchmarkDecodePoint(b *testing.B) {
+	_, _, g1, g2 := curve.Generators()
+	var s fr.Element
+	s.SetUint64(123456789)
+	var p1 curve.G1Affine
+	var p2 curve.G2Affine
+	p1.ScalarMultiplication(&g1, s.BigInt(new(big.Int)))
+	p2.ScalarMultiplication(&g2, s.BigInt(new(big.Int)))
+	b1, b2 := p1.RawBytes(), p2.RawBytes()
+	for _, subgroup := range []bool{false, true} {
+		b.Run(fmt.Sprintf("G1/subgroup=%v", subgroup), func(b *testing.B) {
+			var q curve.G1Affine
+			for b.Loop() {
+				if err := decodeG1Uncompressed(&q, b1[:], subgroup); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("G2/subgroup=%v", subgroup), func(b *testing.B) {
+			var q curve.G2Affine
+			for b.Loop() {
+				if err := decodeG2Uncompressed(&q, b2[:], subgroup); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -158,12 +158,12 @@ func loadShape(ctx context.Context, cfg Config, name string) (*ShapeParams, erro
 	start = time.Now()
 	pf, err := groth16.OpenParams(path, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %v", ErrParams, name, err)
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, err)
 	}
 	defer pf.Close()
 	pk, err := pf.ProvingKey(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %v", ErrParams, name, err)
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, err)
 	}
 	if err := checkFits(pk, compiled.Circuit()); err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v (parameters of another shape or circuit version?)", ErrParams, name, path, err)

@@ -8,6 +8,17 @@
 //
 //	c2-params -dir /params -shapes test-micro,test-mini
 //
+// With -check it makes nothing: it reads the parameters present exactly as a
+// worker with trusted_params: false does at start (every point on the curve
+// and in its subgroup, sections against the compiled circuit, the circuit
+// fingerprint and the .vk beside them) and reports each shape ok or the
+// error. The subgroup checks are most of a worker's start with a 32 GiB
+// shape (~430 M points, ~46 µs per G1 point on one core: docs/perf/groth16.md),
+// so a host can check a file once and run its workers with
+// trusted_params: true:
+//
+//	c2-params -check -dir /var/lib/c2cluster/params -shapes 32GiB
+//
 // Official shapes (2KiB … 64GiB) are refused unless -allow-official:
 // Filecoin's proofs verify only against the parameters of its trusted-setup
 // ceremony, which operators download (docs/operations.md); parameters made
@@ -20,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -30,6 +42,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/worker/node"
 )
 
 func main() {
@@ -52,8 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	official := fs.Bool("allow-official", false, "also make parameters for official shapes (NOT Filecoin's: for local benchmarks only)")
 	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications run: auto, cpu or cuda ($C2_BACKEND)")
 	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")
+	check := fs.Bool("check", false, "make nothing: check the parameters present as a worker with trusted_params: false does (every point in its subgroup, sections, fingerprint, .vk) and report each shape")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *check {
+		return checkParams(ctx, *dir, *shapes, stdout)
 	}
 	var fixedBase groth16.FixedBase
 	selected := false
@@ -115,6 +132,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s: wrote %s and %s in %.1fs\n", name, pp, vp, time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// checkParams loads every shape's parameters through the worker's own
+// loader with the subgroup checks on; the first failure is the error.
+func checkParams(ctx context.Context, dir, shapes string, stdout io.Writer) error {
+	log := slog.New(slog.NewTextHandler(stdout, nil))
+	for _, name := range strings.Split(shapes, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		start := time.Now()
+		sp, err := node.LoadShapeParams(ctx, name, dir, false, log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Fprintf(stdout, "%s: %s checked in %.1fs: every point on the curve and in its subgroup, sections fit the circuit (%d bytes)\n",
+			name, circuit.ParamsPath(dir, name), time.Since(start).Seconds(), sp.Bytes())
 	}
 	return nil
 }

@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/worker/node"
 )
 
 func TestRefusesOfficialShapesAndSkipsPresentParams(t *testing.T) {
@@ -66,4 +69,52 @@ func TestBackendSelection(t *testing.T) {
 	entries, err := os.ReadDir(empty)
 	require.NoError(t, err)
 	require.Empty(t, entries, "a refused run writes nothing")
+}
+
+// -check reads real parameters as a worker with trusted_params: false does:
+// a file as written passes; the same file with one H point replaced by a
+// point on the curve outside the subgroup (which only the subgroup check
+// catches) fails, naming the problem, and nothing is rewritten.
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	require.NoError(t, run(ctx, []string{"-dir", dir, "-shapes", "test-micro", "-backend", "cpu"}, io.Discard, io.Discard))
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"-check", "-dir", dir, "-shapes", "test-micro"}, &out, io.Discard))
+	require.Contains(t, out.String(), "test-micro: "+filepath.Join(dir, "test-micro.params")+" checked in")
+
+	// A point on y² = x³ + 4 whose order is not r: the smallest x with a square root.
+	var p curve.G1Affine
+	var rhs, four fp.Element
+	four.SetUint64(4)
+	for x := uint64(1); ; x++ {
+		p.X.SetUint64(x)
+		rhs.Square(&p.X).Mul(&rhs, &p.X).Add(&rhs, &four)
+		if p.Y.Sqrt(&rhs) != nil {
+			break
+		}
+	}
+	require.True(t, p.IsOnCurve())
+	require.False(t, p.IsInSubGroup())
+	vk, err := groth16.ReadVerifyingKeyFile(filepath.Join(dir, "test-micro.vk"))
+	require.NoError(t, err)
+	// the .params layout: vk points, ic count and points, then h's count and points
+	firstH := int64(3*96+3*192) + 4 + int64(len(vk.IC))*96 + 4
+	path := filepath.Join(dir, "test-micro.params")
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	raw := p.RawBytes()
+	_, err = f.WriteAt(raw[:], firstH)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+
+	err = run(ctx, []string{"-check", "-dir", dir, "-shapes", "test-micro"}, io.Discard, io.Discard)
+	require.ErrorIs(t, err, groth16.ErrNotInSubgroup)
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorContains(t, err, "section h: point 0")
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "-check writes nothing")
 }
