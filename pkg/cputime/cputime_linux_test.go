@@ -2,18 +2,11 @@ package cputime
 
 import (
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 )
-
-func processCPU(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // spin burns the calling thread's CPU until it has spent d more.
 func spin(d time.Duration) {
@@ -24,12 +17,12 @@ func spin(d time.Duration) {
 // TestTimer: a goroutine that burns 30 ms of CPU on its thread measures at
 // least that, and no more than the whole process spent meanwhile.
 func TestTimer(t *testing.T) {
-	p0 := processCPU(t)
+	p0 := Process()
 	var sum atomic.Int64
 	tm := Start()
 	spin(30 * time.Millisecond)
 	tm.Stop(&sum)
-	p1 := processCPU(t)
+	p1 := Process()
 	got := time.Duration(sum.Load())
 	require.GreaterOrEqual(t, got, 30*time.Millisecond)
 	require.LessOrEqual(t, got, p1-p0)

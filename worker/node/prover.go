@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -153,9 +154,10 @@ func (p *Prover) checkMemory() {
 	if limit == math.MaxInt64 { // none set
 		return
 	}
+	slots := p.bufferLimit(len(p.devices))
 	var buffers int64
 	for _, name := range p.order {
-		buffers += p.buffers[name].SetBytes() * int64(p.bufferLimit(len(p.devices)))
+		buffers += p.buffers[name].SetBytes() * int64(slots)
 	}
 	runtime.GC() // what loading left live (a released host key is garbage now)
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -164,13 +166,10 @@ func (p *Prover) checkMemory() {
 	if held+buffers <= limit {
 		return
 	}
-	slots := p.bufferLimit(len(p.devices))
-	p.cfg.Logger.Warn(fmt.Sprintf("worker: %d slots' partition buffers (%.1f GiB) and the %.1f GiB live after loading exceed the Go memory limit of %.1f GiB; lower gpu_workers_per_device or raise memory_limit",
-		slots, gib(buffers), gib(held), gib(limit)),
+	p.cfg.Logger.Warn(fmt.Sprintf("worker: %d slots' partition buffers (%s) and the %s live after loading exceed the Go memory limit of %s; lower gpu_workers_per_device or raise memory_limit",
+		slots, memlimit.Format(buffers), memlimit.Format(held), memlimit.Format(limit)),
 		"slots", slots, "buffer_bytes", buffers, "live_heap_bytes", held, "memory_limit_bytes", limit)
 }
-
-func gib(b int64) float64 { return float64(b) / (1 << 30) }
 
 // bufferRegistrar is a backend that page-locks host memory for its uploads
 // (the CUDA backend: registrations hold for every device of the process).

@@ -5,12 +5,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/cputime"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
@@ -41,7 +40,7 @@ func BenchmarkSynthesize(b *testing.B) {
 				}
 				ctx := context.Background()
 				runtime.GC()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					s, err := c.Synthesize(ctx, out, i%out.Shape.Partitions, opts...)
@@ -49,20 +48,11 @@ func BenchmarkSynthesize(b *testing.B) {
 					s.Release()
 				}
 				b.StopTimer()
-				b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+				b.ReportMetric((cputime.Process()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 				b.ReportMetric(float64(c.Stats().Constraints)*float64(b.N)/b.Elapsed().Seconds(), "constraints/s")
 			})
 		}
 	}
-}
-
-// cpuTime is the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // BenchmarkProve2KiB is the official 2 KiB shape end to end, too slow for CI

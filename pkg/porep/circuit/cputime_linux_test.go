@@ -3,20 +3,13 @@ package circuit
 import (
 	"context"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-)
 
-// processCPU is the process's CPU time so far, every thread, user + system.
-func processCPU(t *testing.T) time.Duration {
-	t.Helper()
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+	"github.com/c2cluster/c2cluster/pkg/cputime"
+)
 
 // TestSynthesizeCPUTime: WithCPUTime reports the CPU time of the
 // synthesis's own threads. Alone, that is between half the process's CPU
@@ -36,9 +29,9 @@ func TestSynthesizeCPUTime(t *testing.T) {
 	s.Release()
 
 	var d time.Duration
-	p0 := processCPU(t)
+	p0 := cputime.Process()
 	s, err = c.Synthesize(ctx, out, 0, WithCPUTime(&d))
-	p := processCPU(t) - p0
+	p := cputime.Process() - p0
 	require.NoError(t, err)
 	s.Release()
 	t.Logf("alone: synthesis threads %v, process %v", d, p)
@@ -49,7 +42,7 @@ func TestSynthesizeCPUTime(t *testing.T) {
 	var ds [2]time.Duration
 	var errs [2]error
 	var wg sync.WaitGroup
-	p0 = processCPU(t)
+	p0 = cputime.Process()
 	for i := range ds {
 		wg.Add(1)
 		go func() {
@@ -62,7 +55,7 @@ func TestSynthesizeCPUTime(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	p = processCPU(t) - p0
+	p = cputime.Process() - p0
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
 	t.Logf("two at once: synthesis threads %v + %v, process %v", ds[0], ds[1], p)

@@ -2,7 +2,6 @@ package circuit
 
 import (
 	"fmt"
-	"math"
 	"math/big"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -45,16 +44,14 @@ type templateSolver struct {
 	hintOps   []hintOp     // per hint instruction
 	coeffs    []fr.Element // the template's coefficient table
 	invCoeffs []fr.Element // their inverses (0 for 0): dividing out a solved term's coefficient
-	hints     map[solver.HintID]solver.Hint
 	q         *big.Int
 }
 
 // solveTerm is coefficient id · wire; ref < the template's input count is
-// an input (the use's in[ref]), otherwise the internal wire ref − nIn;
-// constRef marks a hint input's constant term.
+// an input (the use's in[ref]), otherwise the internal wire ref − nIn. A
+// hint input's constant term is kept as its coefficient times wire 0, the
+// constant one.
 type solveTerm struct{ ref, cid uint32 }
-
-const constRef = math.MaxUint32
 
 // span is terms[from:to].
 type span struct{ from, to uint32 }
@@ -77,8 +74,9 @@ type solveOp struct {
 
 type hintOp struct {
 	id       solver.HintID
-	inputs   []span // per input expression
-	out, end uint32 // the internal wires it sets: template wires out … end−1
+	fn       solver.Hint // from gnark's registry
+	inputs   []span      // per input expression
+	out, end uint32      // the internal wires it sets: template wires out … end−1
 }
 
 // newTemplateSolver compiles t into its solve program; every hint the
@@ -87,17 +85,18 @@ type hintOp struct {
 // known before it.
 func newTemplateSolver(t *template) (*templateSolver, error) {
 	sys := t.sys
-	ts := &templateSolver{template: t, hints: map[solver.HintID]solver.Hint{}, q: fr.Modulus(),
+	ts := &templateSolver{template: t, q: fr.Modulus(),
 		coeffs: sys.Coefficients, invCoeffs: make([]fr.Element, len(sys.Coefficients))}
 	for i := range ts.coeffs {
 		ts.invCoeffs[i].Inverse(&ts.coeffs[i])
 	}
+	hints := map[solver.HintID]solver.Hint{}
 	for id, name := range sys.MHintsDependencies {
 		f := solver.GetRegisteredHint(id)
 		if f == nil {
 			return nil, fmt.Errorf("circuit: template %s: hint %s is not registered", t.name, name)
 		}
-		ts.hints[id] = f
+		hints[id] = f
 	}
 	nIn := uint32(t.nIn)
 	src := &sys.System
@@ -153,8 +152,8 @@ func newTemplateSolver(t *template) (*templateSolver, error) {
 			ts.ops = append(ts.ops, op)
 		case kindHint:
 			sys.Blueprints[pi.BlueprintID].(constraint.BlueprintHint).DecompressHint(&hm, inst)
-			h := hintOp{id: hm.HintID, out: hm.OutputRange.Start, end: hm.OutputRange.End}
-			if ts.hints[h.id] == nil {
+			h := hintOp{id: hm.HintID, fn: hints[hm.HintID], out: hm.OutputRange.Start, end: hm.OutputRange.End}
+			if h.fn == nil {
 				return nil, fail("hint %d is not registered", h.id)
 			}
 			for _, le := range hm.Inputs {
@@ -162,7 +161,7 @@ func newTemplateSolver(t *template) (*templateSolver, error) {
 				for _, tm := range le {
 					ref := tm.VID
 					if tm.IsConstant() {
-						ref = constRef
+						ref = 0 // the constant one: coefficient · 1
 					} else if !known(ref) {
 						return nil, fail("hint %d reads wire %d before it is solved", h.id, ref)
 					}
@@ -292,19 +291,13 @@ func (ts *templateSolver) runHint(h *hintOp, w *useWires, sc *solveScratch) erro
 	sc.out = grow(sc.out, nOut)
 	for i, sp := range h.inputs {
 		var v fr.Element
-		for _, t := range ts.terms[sp.from:sp.to] {
-			if t.ref == constRef {
-				v.Add(&v, &ts.coeffs[t.cid])
-				continue
-			}
-			groth16.AddTerm(&v, int(t.cid), ts.coeffs, w.at(t.ref))
-		}
+		w.sum(&v, ts.coeffs, ts.terms[sp.from:sp.to])
 		v.BigInt(sc.in[i])
 	}
 	for _, o := range sc.out[:nOut] {
 		o.SetUint64(0)
 	}
-	if err := ts.hints[h.id](ts.q, sc.in[:len(h.inputs)], sc.out[:nOut]); err != nil {
+	if err := h.fn(ts.q, sc.in[:len(h.inputs)], sc.out[:nOut]); err != nil {
 		return fmt.Errorf("hint %d: %w", h.id, err)
 	}
 	for i, o := range sc.out[:nOut] {

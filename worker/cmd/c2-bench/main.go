@@ -48,6 +48,7 @@ import (
 
 	gnarklogger "github.com/consensys/gnark/logger"
 
+	"github.com/c2cluster/c2cluster/pkg/cputime"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
 	"github.com/c2cluster/c2cluster/pkg/memlimit"
@@ -773,7 +774,7 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	rs.start = time.Now()
 	b.cur.Store(rs)
 	defer b.cur.Store(nil)
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	buf0 := p.BufferStats(sp.Name())
 	var wg sync.WaitGroup
 	var done atomic.Int32
@@ -791,7 +792,7 @@ func (b *bench) runJob(ctx context.Context, p *node.Prover, sp *node.ShapeParams
 	}
 	wg.Wait()
 	wall := time.Since(rs.start)
-	cpu := cpuTime() - cpu0
+	cpu := cputime.Process() - cpu0
 	r.Peaks = b.mem.Peaks()
 	buf := p.BufferStats(sp.Name())
 	r.Buffers = Buffers{SetBytes: buf.SetBytes, Limit: buf.Limit, Allocated: buf.Allocated - buf0.Allocated,
@@ -817,9 +818,9 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 		case node.StageSynthesize:
 			pt.start = time.Now()
 			rs.synthStart(pt)
-			pt.synthCPU0 = cpuTime()
+			pt.synthCPU0 = cputime.Process()
 		case node.StageProve:
-			pt.SynthCPU = (cpuTime() - pt.synthCPU0).Seconds()
+			pt.SynthCPU = (cputime.Process() - pt.synthCPU0).Seconds()
 			rs.synthEnd(pt)
 		}
 		return nil

@@ -8,19 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
-
-// cpuTime is the process's CPU time so far, user + system, all threads
-// (getrusage RUSAGE_SELF).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // procStatus reads fields (in kB) of /proc/self/status, as bytes.
 func procStatus(fields ...string) map[string]int64 {
