@@ -184,19 +184,6 @@ uint64_t msm_scratch_bytes(uint64_t n) {
 
 // ---- kernels -----------------------------------------------------------
 
-// 16-byte vector load of a trivially copyable T (sizeof multiple of 16,
-// address 16-byte aligned).
-template <class T>
-__device__ __forceinline__ T ldg_vec(const T* p) {
-  static_assert(sizeof(T) % 16 == 0, "size");
-  T r;
-  const uint4* s = (const uint4*)p;
-  uint4* d = (uint4*)&r;
-#pragma unroll
-  for (int i = 0; i < (int)(sizeof(T) / 16); i++) d[i] = __ldg(s + i);
-  return r;
-}
-
 __global__ void k_fr_from_mont(const fr_t* in, fr_t* out, uint64_t n);
 
 __device__ __forceinline__ int scalar_class(const fr_t& s) {

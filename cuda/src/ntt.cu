@@ -55,7 +55,7 @@ constexpr uint32_t TW_LO_BITS = 13;
 __global__ void k_twiddle_expand(fr_t* out, uint64_t n, const fr_t* lo, const fr_t* hi) {
   uint64_t e = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x;
   if (e >= n) return;
-  out[e] = lo[e & ((1u << TW_LO_BITS) - 1)] * hi[e >> TW_LO_BITS];
+  st_vec(out + e, ldg_vec(lo + (e & ((1u << TW_LO_BITS) - 1))) * ldg_vec(hi + (e >> TW_LO_BITS)));
 }
 
 static std::vector<fr_t> host_powers(fr_t base, uint64_t count) {
@@ -127,15 +127,15 @@ void ntt_tables::free() {
 __device__ __forceinline__ uint32_t bitrev(uint32_t x, uint32_t bits) { return bits ? __brev(x) >> (32 - bits) : 0; }
 
 __device__ __forceinline__ fr_t coset_pow(const fr_t* lo, const fr_t* hi, uint32_t j) {
-  return lo[j & ((1u << COSET_TABLE_BITS) - 1)] * hi[j >> COSET_TABLE_BITS];
+  return ldg_vec(lo + (j & ((1u << COSET_TABLE_BITS) - 1))) * ldg_vec(hi + (j >> COSET_TABLE_BITS));
 }
 
 // w^e for an exponent e < 2^max_log (w of order 2^max_log), or w^-e:
 // the table holds the first half, w^(e + N/2) = -w^e.
 __device__ __forceinline__ fr_t twiddle(const fr_t* __restrict__ tw, uint32_t e, bool inverse, uint32_t tw_half) {
   if (inverse) e = (2 * tw_half - e) & (2 * tw_half - 1);
-  if (e < tw_half) return tw[e];
-  return tw[e - tw_half].neg();
+  if (e < tw_half) return ldg_vec(tw + e);
+  return ldg_vec(tw + (e - tw_half)).neg();
 }
 
 // Fr elements in shared memory, limb-major (limb j of element p at word
@@ -171,8 +171,12 @@ struct fr_smem {
 // Radix-2 stages s .. s+S-1 of a pass (see k_ntt_pass) on the columns in
 // shared memory: each thread loads the 2^S elements of one butterfly group
 // (rows differing in bits s .. s+S-1), runs the S stages in registers and
-// stores them back. stw holds the pass's small-transform roots.
-template <bool DIT, uint32_t S, class Data, class Roots>
+// stores them back. stw holds the pass's small-transform roots. LOW is s ==
+// 0: then a butterfly's twiddle index is row mod 2^st = i mod 2^st, known at
+// compile time, and the butterflies whose twiddle is 1 skip their product
+// (3 of the 12 products of a three-stage step, 1 of 4 of a two-stage one;
+// stage 0, whose twiddles are all 1, is skipped in every step).
+template <bool DIT, uint32_t S, bool LOW, class Data, class Roots>
 __device__ __forceinline__ void ntt_step(Data sm, Roots stw, uint32_t k, uint32_t g, uint32_t s) {
   const uint32_t G = 1u << g;
   const uint32_t units = (1u << (k - S)) << g;
@@ -190,7 +194,7 @@ __device__ __forceinline__ void ntt_step(Data sm, Roots stw, uint32_t k, uint32_
         fr_t& b = x[i | (1u << j)];
         const uint32_t row = r0 | (i << s);
         const fr_t u0 = a;
-        if (st == 0) {  // twiddle 1
+        if (st == 0 || (LOW && (i & ((1u << j) - 1)) == 0)) {  // twiddle 1
           a = u0 + b;
           b = u0 - b;
         } else {
@@ -236,9 +240,22 @@ __host__ __device__ constexpr size_t ntt_pass_smem(uint32_t step) {
 // twiddle from shared memory and an element pays one table read and one
 // product per pass, instead of a global table read per butterfly. The
 // lowest pass (lo_bit = 0) has no diagonal.
+//
+// in_scale (DIT's first pass only, which is the lowest) multiplies element
+// p of the transform as it is loaded by in_scale.c * g^bitrev(p): the
+// coset shift and 1/n between an inverse DIF and a forward coset DIT
+// (compute_h), without a pass of its own over memory.
+struct ntt_in_scale {
+  fr_t c;
+  const fr_t* lo = nullptr;  // nullptr: no scaling
+  const fr_t* hi = nullptr;
+  uint32_t log_n = 0;
+};
+
 template <bool DIT, uint32_t STEP>
 __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, uint32_t k, uint32_t g,
-                                                  const fr_t* __restrict__ tw, uint32_t max_log, bool inverse) {
+                                                  const fr_t* __restrict__ tw, uint32_t max_log, bool inverse,
+                                                  ntt_in_scale in_scale) {
   C2G_DYNAMIC_SMEM(uint32_t, smem);
   const uint32_t G = 1u << g;
   const uint32_t nelem = (1u << k) << g;
@@ -261,8 +278,8 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, u
   } else {
     base = blk << (k + g);
   }
-  auto at = [&](uint32_t a, uint32_t l) -> fr_t& {
-    return lo_bit ? data[base + ((uint64_t)a << lo_bit) + l] : data[base + ((uint64_t)l << k) + a];
+  auto index = [&](uint32_t a, uint32_t l) -> uint64_t {
+    return lo_bit ? base + ((uint64_t)a << lo_bit) + l : base + ((uint64_t)l << k) + a;
   };
   // thread-consecutive e walks the global memory consecutively
   auto row_of = [&](uint32_t e) { return lo_bit ? e >> g : e & ((1u << k) - 1); };
@@ -274,7 +291,12 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, u
   };
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
     const uint32_t a = row_of(e), l = col_of(e);
-    sm.set((a << g) + l, DIT && lo_bit ? at(a, l) * diag(a, l) : at(a, l));
+    const uint64_t p = index(a, l);
+    fr_t x = ld_vec(data + p);
+    if (DIT && lo_bit) x = x * diag(a, l);
+    if (DIT && in_scale.lo)
+      x = x * (in_scale.c * coset_pow(in_scale.lo, in_scale.hi, bitrev((uint32_t)p, in_scale.log_n)));
+    sm.set((a << g) + l, x);
   }
   __syncthreads();
   // Stages STEP at a time, each thread holding 2^STEP elements of one
@@ -285,19 +307,26 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, u
     const uint32_t left = k - done;
     const uint32_t S = left < STEP ? left : STEP;
     const uint32_t s = DIT ? done : k - done - S;  // the stages s .. s+S-1
-    if (STEP >= 3 && S == 3)
-      ntt_step<DIT, 3>(sm, stw, k, g, s);
-    else if (S == 2)
-      ntt_step<DIT, 2>(sm, stw, k, g, s);
-    else
-      ntt_step<DIT, 1>(sm, stw, k, g, s);
+    if (STEP >= 3 && S == 3) {
+      if (s == 0)
+        ntt_step<DIT, 3, true>(sm, stw, k, g, s);
+      else
+        ntt_step<DIT, 3, false>(sm, stw, k, g, s);
+    } else if (S == 2) {
+      if (s == 0)
+        ntt_step<DIT, 2, true>(sm, stw, k, g, s);
+      else
+        ntt_step<DIT, 2, false>(sm, stw, k, g, s);
+    } else {
+      ntt_step<DIT, 1, false>(sm, stw, k, g, s);  // one stage: its twiddles are all 1 only at s == 0 (st == 0)
+    }
     done += S;
     __syncthreads();
   }
   for (uint32_t e = threadIdx.x; e < nelem; e += blockDim.x) {
     const uint32_t a = row_of(e), l = col_of(e);
     const fr_t x = sm.get((a << g) + l);
-    at(a, l) = !DIT && lo_bit ? x * diag(a, l) : x;
+    st_vec(data + index(a, l), !DIT && lo_bit ? x * diag(a, l) : x);
   }
 }
 
@@ -324,10 +353,10 @@ __global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_bitrev_tiles(fr_t* d, uin
   const uint32_t m = blockIdx.x, mr = bitrev(m, mid_bits);
   if (mr < m) return;
   const uint32_t a = threadIdx.x >> BR_BITS, b = threadIdx.x & (BR_SIDE - 1);
-  auto at = [&](uint32_t hi, uint32_t mid, uint32_t lo) -> fr_t& {
-    return d[((uint64_t)hi << (log_n - BR_BITS)) | ((uint64_t)mid << BR_BITS) | lo];
+  auto at = [&](uint32_t hi, uint32_t mid, uint32_t lo) -> fr_t* {
+    return d + (((uint64_t)hi << (log_n - BR_BITS)) | ((uint64_t)mid << BR_BITS) | lo);
   };
-  const fr_t x = at(a, m, b), y = at(a, mr, b);
+  const fr_t x = ld_vec(at(a, m, b)), y = ld_vec(at(a, mr, b));
   const uint32_t w = a * BR_PITCH + b;
   C2G_UNROLL for (int j = 0; j < fr_t::N; j++) {
     tx[j * BR_TILE_WORDS + w] = x.v[j];
@@ -342,8 +371,8 @@ __global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_bitrev_tiles(fr_t* d, uin
     ox.v[j] = tx[j * BR_TILE_WORDS + q];
     oy.v[j] = ty[j * BR_TILE_WORDS + q];
   }
-  at(r, mr, c) = ox;
-  if (mr != m) at(r, m, c) = oy;
+  st_vec(at(r, mr, c), ox);
+  if (mr != m) st_vec(at(r, m, c), oy);
 }
 
 // Element-wise swap, for transforms too small for tiles.
@@ -362,17 +391,9 @@ __global__ void k_bitrev_swap(fr_t* d, uint32_t log_n) {
 // d[i] *= scale * g^i (natural order), or scale alone when lo == nullptr.
 __global__ void k_scale_natural(fr_t* d, uint64_t n, fr_t scale, const fr_t* lo, const fr_t* hi) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-    fr_t x = d[i] * scale;
+    fr_t x = ld_vec(d + i) * scale;
     if (lo) x = x * coset_pow(lo, hi, (uint32_t)i);
-    d[i] = x;
-  }
-}
-
-// Bit-reversed coefficients: d[p] *= scale * g^bitrev(p).
-__global__ void k_scale_bitrev(fr_t* d, uint32_t log_n, fr_t scale, const fr_t* lo, const fr_t* hi) {
-  uint64_t n = 1ull << log_n;
-  for (uint64_t p = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; p < n; p += (uint64_t)gridDim.x * blockDim.x) {
-    d[p] = d[p] * scale * coset_pow(lo, hi, bitrev((uint32_t)p, log_n));
+    st_vec(d + i, x);
   }
 }
 
@@ -381,7 +402,7 @@ __global__ void k_h_finish(const fr_t* in, fr_t* out, uint32_t log_n, fr_t scale
   uint64_t n = 1ull << log_n;
   for (uint64_t p = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; p < n; p += (uint64_t)gridDim.x * blockDim.x) {
     uint32_t j = bitrev((uint32_t)p, log_n);
-    out[j] = (in[p] * scale * coset_pow(lo, hi, j)).from_mont();
+    st_vec(out + j, (ldg_vec(in + p) * scale * coset_pow(lo, hi, j)).from_mont());
   }
 }
 
@@ -400,7 +421,7 @@ __global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_h_finish_tiles(const fr_t
   auto index = [&](uint32_t hi_bits, uint32_t mid, uint32_t lo_bits) {
     return ((uint64_t)hi_bits << (log_n - BR_BITS)) | ((uint64_t)mid << BR_BITS) | lo_bits;
   };
-  const fr_t x = in[index(a, m, b)];
+  const fr_t x = ldg_vec(in + index(a, m, b));
   C2G_UNROLL for (int j = 0; j < fr_t::N; j++) tile[j * BR_TILE_WORDS + a * BR_PITCH + b] = x.v[j];
   __syncthreads();
   // destination (r, rev m, c) = bitrev of the source (rev c, m, rev r)
@@ -409,13 +430,13 @@ __global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_h_finish_tiles(const fr_t
   fr_t y;
   C2G_UNROLL for (int j = 0; j < fr_t::N; j++) y.v[j] = tile[j * BR_TILE_WORDS + q];
   const uint64_t dst = index(r, mr, c);
-  out[dst] = (y * scale * coset_pow(lo, hi, (uint32_t)dst)).from_mont();
+  st_vec(out + dst, (y * scale * coset_pow(lo, hi, (uint32_t)dst)).from_mont());
 }
 
 // a[i] = (a[i] * b[i] - c[i]) * zinv
 __global__ void k_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n, fr_t zinv) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-    a[i] = (a[i] * b[i] - c[i]) * zinv;
+    st_vec(a + i, (ld_vec(a + i) * ldg_vec(b + i) - ldg_vec(c + i)) * zinv);
 }
 
 // ---- drivers ---------------------------------------------------------------------
@@ -454,7 +475,8 @@ static uint32_t ntt_max_pass_bits(uint32_t log_n) {
 }
 
 template <bool DIT>
-static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st) {
+static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& t, cudaStream_t st,
+                       ntt_in_scale in_scale = ntt_in_scale{}) {
   check_tables(log_n, t);
   if (log_n == 0) return;
   const uint32_t pass_bits = ntt_max_pass_bits(log_n);
@@ -476,7 +498,8 @@ static void ntt_passes(fr_t* d, uint32_t log_n, bool inverse, const ntt_tables& 
     const uint64_t blocks = (1ull << log_n) >> (k + g);
     const size_t smem = ntt_pass_smem(step);
     auto* k_pass = step == 3 ? k_ntt_pass<DIT, 3> : k_ntt_pass<DIT, 2>;
-    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, lo_bit, k, g, t.omega, t.max_log, inverse);
+    C2G_LAUNCH_SYNC(k_pass, dim3((uint32_t)blocks), threads, smem, st, d, lo_bit, k, g, t.omega, t.max_log, inverse,
+                    p == 0 ? in_scale : ntt_in_scale{});
     CK_LAUNCH("k_ntt_pass");
     done += k;
   }
@@ -516,11 +539,12 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
   const uint64_t n = 1ull << log_n;
   const fr_t ninv = fr_host_inv(fr_host_from_u64(n));
   fr_t* v[3] = {a, b, c};
+  // coefficient p (bit-reversed order) of the inverse transform, times n,
+  // scaled by 1/n and g^bitrev(p) as the coset transform loads it
+  const ntt_in_scale to_coset{ninv, t.g_lo, t.g_hi, log_n};
   for (int i = 0; i < 3; i++) {
     ntt_dif(v[i], log_n, true, t, st);  // evaluations -> coefficients (bit-reversed, times n)
-    C2G_LAUNCH(k_scale_bitrev, elementwise_grid(n), 256, 0, st, v[i], log_n, ninv, t.g_lo, t.g_hi);
-    CK_LAUNCH("k_scale_bitrev");
-    ntt_dit(v[i], log_n, false, t, st);  // coset evaluations, natural order
+    ntt_passes<true>(v[i], log_n, false, t, st, to_coset);  // coset evaluations, natural order
   }
   // Z(g w^i) = g^n - 1 on the whole coset
   fr_t zinv = fr_host_inv(fr_host_pow(fr_host_coset_gen(), n) - fr_host_one());

@@ -36,7 +36,7 @@ __global__ void k_dense_scatter(const fr_t* src, uint64_t n, const uint64_t* w, 
     uint32_t b = (uint32_t)(i & 63);
     if ((word >> b) & 1) {
       uint64_t below = b ? (word & ((1ull << b) - 1)) : 0;
-      dst[dst_off + pre[i >> 6] + __popcll(below)] = src[i];
+      st_vec(dst + dst_off + pre[i >> 6] + __popcll(below), ldg_vec(src + i));
     }
   }
 }
