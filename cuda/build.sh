@@ -18,11 +18,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT_DIR:-$here/build}"
 mkdir -p "$out"
 
+# Every .cu file under src/ is one compilation unit of the library.
+units=()
+for f in "$here"/src/*.cu; do units+=("$(basename "$f" .cu)"); done
+
 if [[ "${1:-}" == "emulator" ]]; then
   # The whole library for the CPU emulator of the CUDA runtime (test/emu):
   # the same sources, compiled by g++; the tests build it themselves.
   pids=()
-  for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase selftest; do
+  for src in "${units[@]}"; do
     unit=()
     # shellcheck disable=SC2206
     [[ "$src" == ntt ]] && unit=(${C2G_NTT_FLAGS:-})
@@ -55,7 +59,7 @@ flags+=(${NVCC_FLAGS:-})
 only=" ${ONLY:-} "
 objs=()
 pids=()
-for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase selftest; do
+for src in "${units[@]}"; do
   obj="$out/$src.o"
   objs+=("$obj")
   if [[ -n "${ONLY:-}" ]]; then
@@ -75,7 +79,7 @@ for src in api prover staging ntt msm_common msm_g1 msm_g2 random fixedbase self
   if [[ "${C2G_MUL_CALL:-1}" != 0 ]]; then
     case "$src" in
       ntt) unit=(-DC2G_FR_MUL_CALL) ;;
-      msm_g1 | msm_g2) unit=(-DC2G_FP_MUL_CALL -DC2G_FP2_INLINE -DC2G_POINT_INLINE) ;;
+      msm_g1 | msm_g2 | subgroup) unit=(-DC2G_FP_MUL_CALL -DC2G_FP2_INLINE -DC2G_POINT_INLINE) ;;
     esac
   elif [[ "$src" == msm_g1 ]]; then
     unit=(-DC2G_POINT_INLINE)

@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 3
+#define C2G_ABI_VERSION 4
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -127,6 +127,15 @@ C2G_API c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* base
  * (group 1) or G2Affine (group 2); scalars fr.Element (Montgomery). */
 C2G_API c2g_status c2g_fixed_base(int32_t device, int32_t group, const void* table, uint32_t c, uint32_t windows,
                                   const void* scalars, uint64_t n, void* out, c2g_error* err);
+
+/* Prime-order subgroup membership of n affine points in host memory
+ * (G1Affine for group 1, G2Affine for group 2: gnark's layout, Montgomery
+ * form, infinity as (0, 0)), each of which the caller has checked to be on
+ * the curve: the endomorphism tests used are only valid there. *first_bad
+ * is the index of the first point outside the subgroup, or -1 when every
+ * point is in it. Streams the points through the device; synchronizes. */
+C2G_API c2g_status c2g_subgroup_check(int32_t device, int32_t group, const void* points, uint64_t n,
+                                      int64_t* first_bad, c2g_error* err);
 
 /* In-place NTT of 2^log_n fr.Elements (Montgomery, natural order in and out)
  * with gnark-crypto's fft.Domain conventions: forward = FFT(DIF)+BitReverse,

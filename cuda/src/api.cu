@@ -8,6 +8,7 @@
 #include <new>
 
 #include "fixedbase.cuh"
+#include "subgroup.cuh"
 #include "staging.cuh"
 #include "prover.cuh"
 #include "random.cuh"
@@ -216,6 +217,17 @@ c2g_status c2g_fixed_base(int32_t device, int32_t group, const void* table, uint
       fixed_base_mul<fp_t>((const g1_affine*)table, c, windows, (const fr_t*)scalars, n, (g1_affine*)out);
     else
       fixed_base_mul<fp2_t>((const g2_affine*)table, c, windows, (const fr_t*)scalars, n, (g2_affine*)out);
+  });
+}
+
+c2g_status c2g_subgroup_check(int32_t device, int32_t group, const void* points, uint64_t n, int64_t* first_bad,
+                              c2g_error* err) {
+  return guarded(err, [&] {
+    if (group != 1 && group != 2) throw_invalid(strprintf("subgroup check: group %d is not 1 or 2", group));
+    if (!first_bad) throw_invalid("subgroup check: nil result");
+    bind_device(device);
+    *first_bad = group == 1 ? subgroup_first_bad<fp_t>((const g1_affine*)points, n)
+                            : subgroup_first_bad<fp2_t>((const g2_affine*)points, n);
   });
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -273,6 +274,20 @@ func TestParamsCorruptionNamesSection(t *testing.T) {
 				// Trusted files skip exactly this check.
 				_, err = DecodeParams(b, SkipSubgroupCheck())
 				require.NoError(t, err)
+				// A checker given with SubgroupCheckWith finds the point
+				// instead of the decoder: the same error, point and offset.
+				var cpu *FormatError
+				_, err = DecodeParams(b)
+				require.ErrorAs(t, err, &cpu)
+				c := &countingChecker{}
+				_, err = DecodeParams(b, SubgroupCheckWith(c))
+				requireFormatErr(t, err, s.Name, ErrNotInSubgroup)
+				var ext *FormatError
+				require.ErrorAs(t, err, &ext)
+				require.Equal(t, *cpu, *ext)
+				require.Equal(t, s.Count-1, ext.Index)
+				require.Equal(t, last, ext.Offset)
+				require.Positive(t, c.points, "the checker saw the section")
 			}
 		})
 	}
@@ -360,4 +375,104 @@ func TestSetupProgressAndCancel(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	_, err = Setup(context.Background(), nil)
 	require.Error(t, err)
+}
+
+// countingChecker is a SubgroupChecker on the CPU (gnark-crypto's
+// IsInSubGroup, the decoder's own test), counting the points it is given;
+// fail, when set, is returned instead of a verdict.
+type countingChecker struct {
+	points int
+	calls  int
+	fail   error
+}
+
+func (c *countingChecker) FirstNotInSubgroupG1(pts []curve.G1Affine) (int, error) {
+	return firstNotIn(c, pts, (*curve.G1Affine).IsInSubGroup)
+}
+
+func (c *countingChecker) FirstNotInSubgroupG2(pts []curve.G2Affine) (int, error) {
+	return firstNotIn(c, pts, (*curve.G2Affine).IsInSubGroup)
+}
+
+func firstNotIn[P any](c *countingChecker, pts []P, in func(*P) bool) (int, error) {
+	c.calls++
+	if c.fail != nil {
+		return 0, c.fail
+	}
+	c.points += len(pts)
+	for i := range pts {
+		if !in(&pts[i]) {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+func TestSubgroupCheckWith(t *testing.T) {
+	c := compileChain(t, 20)
+	pk, err := Setup(context.Background(), c, SetupSeed([]byte("checker")))
+	require.NoError(t, err)
+	good := writeParamsBytes(t, pk)
+	l, err := ParseParamsLayout(good)
+	require.NoError(t, err)
+	proving := l.H.Count + l.L.Count + l.A.Count + l.BG1.Count + l.BG2.Count
+
+	t.Run("every proving point, once, and the same key", func(t *testing.T) {
+		ch := &countingChecker{}
+		var lines bytes.Buffer
+		got, err := DecodeParams(good, SubgroupCheckWith(ch), ParamsProgress(ProgressLines(&lines)))
+		require.NoError(t, err)
+		require.Equal(t, proving, ch.points)
+		require.Equal(t, 5, ch.calls, "one call per section at this size")
+		want, err := DecodeParams(good)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		require.Contains(t, lines.String(), "params: subgroup check 100%")
+	})
+	t.Run("skip wins", func(t *testing.T) {
+		ch := &countingChecker{}
+		_, err := DecodeParams(good, SubgroupCheckWith(ch), SkipSubgroupCheck())
+		require.NoError(t, err)
+		require.Zero(t, ch.calls)
+	})
+	t.Run("checker error", func(t *testing.T) {
+		boom := errors.New("device lost")
+		_, err := DecodeParams(good, SubgroupCheckWith(&countingChecker{fail: boom}))
+		require.ErrorIs(t, err, boom)
+		require.ErrorContains(t, err, "section h: subgroup check")
+	})
+	t.Run("sections one by one", func(t *testing.T) {
+		b := bytes.Clone(good)
+		bad := offSubgroupG2(t)
+		copy(b[l.BG2.Offset:], bad[:])
+		ch := &countingChecker{}
+		pf, err := OpenParams(writeParamsFile(t, b), SubgroupCheckWith(ch))
+		require.NoError(t, err)
+		defer pf.Close()
+		_, err = pf.G1Section(context.Background(), SectionL)
+		require.NoError(t, err)
+		require.Equal(t, l.L.Count, ch.points)
+		_, err = pf.G1Section(context.Background(), SectionIC) // the verifying key's: on the CPU
+		require.NoError(t, err)
+		require.Equal(t, l.L.Count, ch.points)
+		_, err = pf.BG2(context.Background())
+		requireFormatErr(t, err, SectionBG2, ErrNotInSubgroup)
+		require.ErrorContains(t, err, "point 0 at offset")
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		pf, err := OpenParams(writeParamsFile(t, good), SubgroupCheckWith(&countingChecker{}))
+		require.NoError(t, err)
+		defer pf.Close()
+		_, err = pf.ProvingKey(ctx)
+		require.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func writeParamsFile(t *testing.T, b []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.params")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	return path
 }

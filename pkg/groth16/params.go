@@ -113,6 +113,7 @@ type ParamsOption func(*paramsConfig)
 
 type paramsConfig struct {
 	subgroup bool
+	checker  SubgroupChecker // the sections' subgroup check after decoding (nil: per point while decoding)
 	workers  int
 	progress Progress
 }
@@ -226,16 +227,28 @@ func decodeParams(ctx context.Context, data []byte, l *ParamsLayout, cfg paramsC
 	total := int64(l.H.Count + l.L.Count + l.A.Count + l.BG1.Count + l.BG2.Count)
 	pr := newProgressReporter(cfg.progress, "params: decode", total)
 	pk := &ProvingKey{VK: *vk}
-	for _, s := range []struct {
+	g1 := []struct {
 		sec Section
 		dst *[]curve.G1Affine
-	}{{l.H, &pk.H}, {l.L, &pk.L}, {l.A, &pk.A}, {l.BG1, &pk.BG1}} {
-		if *s.dst, err = decodeG1Section(ctx, data, s.sec, cfg.subgroup, nw, pr); err != nil {
+	}{{l.H, &pk.H}, {l.L, &pk.L}, {l.A, &pk.A}, {l.BG1, &pk.BG1}}
+	for _, s := range g1 {
+		if *s.dst, err = decodeG1Section(ctx, data, s.sec, cfg.decoderSubgroup(), nw, pr); err != nil {
 			return nil, err
 		}
 	}
-	if pk.BG2, err = decodeG2Section(ctx, data, l.BG2, cfg.subgroup, nw, pr); err != nil {
+	if pk.BG2, err = decodeG2Section(ctx, data, l.BG2, cfg.decoderSubgroup(), nw, pr); err != nil {
 		return nil, err
+	}
+	if cfg.externalSubgroup() {
+		pr := newProgressReporter(cfg.progress, "params: subgroup check", total)
+		for _, s := range g1 {
+			if err := cfg.checkG1(ctx, *s.dst, s.sec, pr); err != nil {
+				return nil, err
+			}
+		}
+		if err := cfg.checkG2(ctx, pk.BG2, l.BG2, pr); err != nil {
+			return nil, err
+		}
 	}
 	return pk, nil
 }
@@ -330,7 +343,17 @@ func (f *ParamsFile) G1Section(ctx context.Context, name string) ([]curve.G1Affi
 	default:
 		return nil, fmt.Errorf("groth16: params: %q is not a G1 section", name)
 	}
-	pts, err := decodeG1Section(ctx, f.data, s, f.cfg.subgroup || name == SectionIC, workers(f.cfg.workers), nil)
+	if name == SectionIC {
+		pts, err := decodeG1Section(ctx, f.data, s, true, workers(f.cfg.workers), nil)
+		if err != nil {
+			return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
+		}
+		return pts, nil
+	}
+	pts, err := decodeG1Section(ctx, f.data, s, f.cfg.decoderSubgroup(), workers(f.cfg.workers), nil)
+	if err == nil {
+		err = f.cfg.checkG1(ctx, pts, s, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
 	}
@@ -342,7 +365,10 @@ func (f *ParamsFile) BG2(ctx context.Context) ([]curve.G2Affine, error) {
 	if f.data == nil {
 		return nil, errParamsClosed
 	}
-	pts, err := decodeG2Section(ctx, f.data, f.layout.BG2, f.cfg.subgroup, workers(f.cfg.workers), nil)
+	pts, err := decodeG2Section(ctx, f.data, f.layout.BG2, f.cfg.decoderSubgroup(), workers(f.cfg.workers), nil)
+	if err == nil {
+		err = f.cfg.checkG2(ctx, pts, f.layout.BG2, nil)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
 	}

@@ -53,5 +53,12 @@ func init() {
 			}
 			return b, nil
 		},
+		SubgroupChecker: func(o Options) (groth16.SubgroupChecker, error) {
+			b, err := cuda.New(cudaConfig(o))
+			if err != nil {
+				return nil, fmt.Errorf("backend cuda: device %d: %w", o.Device, err)
+			}
+			return b.SubgroupChecker(), nil
+		},
 	})
 }

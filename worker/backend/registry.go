@@ -49,6 +49,11 @@ type Factory struct {
 	Probe func(opts Options) ([]int, error)
 	// New returns a backend bound to opts.Device.
 	New func(opts Options) (groth16.Backend, error)
+	// SubgroupChecker, when set, returns a checker of parameter points'
+	// subgroup membership on opts.Device (groth16.SubgroupCheckWith), which
+	// a worker uses at start instead of the decoder's per-point CPU check;
+	// nil: the CPU check.
+	SubgroupChecker func(opts Options) (groth16.SubgroupChecker, error)
 }
 
 var registry = struct {

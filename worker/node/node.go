@@ -69,9 +69,13 @@ func New(ctx context.Context, cfg Config, q *queue.Queue, store *jobstore.Store)
 	if err != nil {
 		return nil, err
 	}
+	checker, err := subgroupChecker(cfg, sel, opts)
+	if err != nil {
+		return nil, err
+	}
 	shapes := make([]*ShapeParams, 0, len(cfg.Shapes))
 	for _, name := range cfg.Shapes {
-		sp, err := loadShape(ctx, cfg, name)
+		sp, err := loadShape(ctx, cfg, name, checker)
 		if err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 
 	"connectrpc.com/connect"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -20,6 +21,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
+	"github.com/c2cluster/c2cluster/worker/backend"
 	"github.com/c2cluster/c2cluster/worker/interlock"
 	"github.com/c2cluster/c2cluster/worker/node"
 )
@@ -110,6 +112,90 @@ func TestBadParametersFailAtStart(t *testing.T) {
 	})
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorIs(t, err, circuit.ErrStaleParams)
+}
+
+// recordingChecker is a groth16.SubgroupChecker on the CPU (gnark-crypto's
+// IsInSubGroup) that counts its calls: the stand-in for a GPU's check in
+// the worker's start-up path.
+type recordingChecker struct{ calls atomic.Int64 }
+
+func (c *recordingChecker) FirstNotInSubgroupG1(pts []curve.G1Affine) (int, error) {
+	c.calls.Add(1)
+	for i := range pts {
+		if !pts[i].IsInSubGroup() {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+func (c *recordingChecker) FirstNotInSubgroupG2(pts []curve.G2Affine) (int, error) {
+	c.calls.Add(1)
+	for i := range pts {
+		if !pts[i].IsInSubGroup() {
+			return i, nil
+		}
+	}
+	return -1, nil
+}
+
+var (
+	checkedBackendOnce sync.Once
+	checkedBackend     = &recordingChecker{}
+)
+
+// registerCheckedBackend registers "cpu-checked": the CPU backend with a
+// subgroup checker, as the cuda backend has one.
+func registerCheckedBackend(t *testing.T) string {
+	checkedBackendOnce.Do(func() {
+		cpu, ok := backend.Lookup(backend.NameCPU)
+		require.True(t, ok)
+		f := cpu
+		f.Name = "cpu-checked"
+		f.SubgroupChecker = func(backend.Options) (groth16.SubgroupChecker, error) { return checkedBackend, nil }
+		require.NoError(t, backend.Register(f))
+	})
+	return "cpu-checked"
+}
+
+// A backend with a subgroup checker checks the parameter points at start
+// (not the decoder): a point outside the subgroup fails the start naming
+// its section and index, and trusted parameters are not checked at all.
+func TestStartChecksSubgroupsOnTheBackend(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	params(t)
+	good, err := os.ReadFile(circuit.ParamsPath(paramsDir, testShape))
+	require.NoError(t, err)
+	l, err := groth16.ParseParamsLayout(good)
+	require.NoError(t, err)
+	var f fp.Element
+	f.SetUint64(5)
+	j := curve.GeneratePointNotInG1(f)
+	var bad curve.G1Affine
+	bad.FromJacobian(&j)
+	require.True(t, bad.IsOnCurve() && !bad.IsInSubGroup())
+	raw := bad.RawBytes()
+	b := append([]byte(nil), good...)
+	copy(b[l.H.Offset:], raw[:]) // h's first point: the checker's first call finds it
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(circuit.ParamsPath(dir, testShape), b, 0o600))
+
+	cfg := workerConfig("w-checked")
+	cfg.Backend = registerCheckedBackend(t)
+	cfg.ParamsDir = dir
+	cfg.TrustedParams = false
+	before := checkedBackend.calls.Load()
+	_, err = node.New(c.ctx, cfg, c.q, c.store)
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorIs(t, err, groth16.ErrNotInSubgroup)
+	require.ErrorContains(t, err, "section h: point 0")
+	require.Equal(t, before+1, checkedBackend.calls.Load())
+
+	cfg.TrustedParams = true
+	n, err := node.New(c.ctx, cfg, c.q, c.store)
+	require.NoError(t, err, "trusted parameters: no subgroup check")
+	require.NoError(t, n.Stop(c.ctx))
+	require.Equal(t, before+1, checkedBackend.calls.Load())
 }
 
 // One worker with two slots on the CPU "device" proves a whole job under

@@ -13,6 +13,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
+	"github.com/c2cluster/c2cluster/worker/backend"
 )
 
 // ErrParams marks a parameter file that is missing, corrupt or does not fit
@@ -123,16 +124,37 @@ func paramsBytes(pk *groth16.ProvingKey) int64 {
 // is one, and the .vk beside it when there is one. Every failure is an
 // ErrParams error naming the file (wrapping circuit.ErrStaleParams for a
 // fingerprint of another circuit, os.ErrNotExist for a missing file).
-func LoadShapeParams(ctx context.Context, name, dir string, trusted bool, log *slog.Logger) (*ShapeParams, error) {
+//
+// checker, when not nil, makes the subgroup checks (a GPU's:
+// cuda.SelectSubgroupChecker) instead of the decoder on the CPU.
+func LoadShapeParams(ctx context.Context, name, dir string, trusted bool, checker groth16.SubgroupChecker,
+	log *slog.Logger) (*ShapeParams, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return loadShape(ctx, Config{ParamsDir: dir, TrustedParams: trusted, Logger: log}, name)
+	return loadShape(ctx, Config{ParamsDir: dir, TrustedParams: trusted, Logger: log}, name, checker)
+}
+
+// subgroupChecker is the selected backend's device check of parameter
+// points (on its first device), when the backend has one and the
+// parameters are not trusted; nil means the decoder's CPU check.
+func subgroupChecker(cfg Config, sel backend.Selection, opts backend.Options) (groth16.SubgroupChecker, error) {
+	if cfg.TrustedParams || sel.Factory.SubgroupChecker == nil || len(sel.Devices) == 0 {
+		return nil, nil
+	}
+	opts.Device = sel.Devices[0]
+	c, err := sel.Factory.SubgroupChecker(opts)
+	if err != nil {
+		return nil, fmt.Errorf("node: subgroup check on %s%d: %w", sel.Factory.Name, opts.Device, err)
+	}
+	cfg.Logger.Info("worker: parameter points will be subgroup-checked on the device", "device", fmt.Sprintf("%s%d", sel.Factory.Name, opts.Device))
+	return c, nil
 }
 
 // loadShape compiles the shape's circuit and reads, checks and prepares its
-// parameters.
-func loadShape(ctx context.Context, cfg Config, name string) (*ShapeParams, error) {
+// parameters; checker, when not nil, makes the subgroup check (unless the
+// parameters are trusted) instead of the decoder's per-point CPU check.
+func loadShape(ctx context.Context, cfg Config, name string, checker groth16.SubgroupChecker) (*ShapeParams, error) {
 	log := cfg.Logger
 	s, err := porep.ShapeByName(name)
 	if err != nil {
@@ -152,8 +174,14 @@ func loadShape(ctx context.Context, cfg Config, name string) (*ShapeParams, erro
 		return nil, fmt.Errorf("%w: shape %s: %s: %w (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
 	}
 	opts := []groth16.ParamsOption{groth16.ParamsProgress(progressLog(log, "worker: reading "+path))}
-	if cfg.TrustedParams {
+	check := "cpu"
+	switch {
+	case cfg.TrustedParams:
 		opts = append(opts, groth16.SkipSubgroupCheck())
+		check = "none (trusted_params)"
+	case checker != nil:
+		opts = append(opts, groth16.SubgroupCheckWith(checker))
+		check = "device"
 	}
 	start = time.Now()
 	pf, err := groth16.OpenParams(path, opts...)
@@ -189,7 +217,7 @@ func loadShape(ctx context.Context, cfg Config, name string) (*ShapeParams, erro
 		return nil, fmt.Errorf("%w: shape %s: verifying key of %s: %v", ErrParams, name, path, err)
 	}
 	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", time.Since(start).Round(time.Millisecond),
-		"subgroup_checked", !cfg.TrustedParams)
+		"subgroup_check", check)
 	return newShapeParams(name, compiled, pk, pvk, fi.Size()), nil
 }
 

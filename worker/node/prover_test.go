@@ -34,10 +34,10 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 
 	_, err := node.NewShapeParams(testShape, compiled, &groth16.ProvingKey{VK: pk.VK})
 	require.ErrorIs(t, err, node.ErrParams)
-	fromFolder, err := node.LoadShapeParams(ctx, testShape, paramsDir, true, nil)
+	fromFolder, err := node.LoadShapeParams(ctx, testShape, paramsDir, true, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, pk.VK.AlphaG1, fromFolder.VerifyingKey().AlphaG1)
-	_, err = node.LoadShapeParams(ctx, testShape, t.TempDir(), true, nil)
+	_, err = node.LoadShapeParams(ctx, testShape, t.TempDir(), true, nil, nil)
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorIs(t, err, os.ErrNotExist)
 

@@ -298,6 +298,11 @@ inline uint32_t atomicAdd(uint32_t* p, uint32_t v) {
   *p = o + v;
   return o;
 }
+inline uint32_t atomicMin(uint32_t* p, uint32_t v) {
+  uint32_t o = *p;
+  if (v < o) *p = v;
+  return o;
+}
 inline uint32_t atomicMax(uint32_t* p, uint32_t v) {
   uint32_t o = *p;
   if (v > o) *p = v;

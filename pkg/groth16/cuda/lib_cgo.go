@@ -40,6 +40,7 @@ typedef struct c2g_api {
 	void (*task_free)(c2g_task*);
 	c2g_status (*host_register)(void*, uint64_t, c2g_error*);
 	c2g_status (*host_unregister)(void*, c2g_error*);
+	c2g_status (*subgroup_check)(int32_t, int32_t, const void*, uint64_t, int64_t*, c2g_error*);
 } c2g_api;
 
 static const char* c2g_api_names[] = {
@@ -48,7 +49,7 @@ static const char* c2g_api_names[] = {
 	"c2g_buffer_fill_random_points", "c2g_buffer_copy", "c2g_msm", "c2g_fixed_base", "c2g_ntt", "c2g_selftest",
 	"c2g_key_device_bytes", "c2g_key_create", "c2g_key_free", "c2g_key_task_bytes",
 	"c2g_task_create", "c2g_task_upload", "c2g_task_compute", "c2g_task_results",
-	"c2g_task_cancel", "c2g_task_free", "c2g_host_register", "c2g_host_unregister",
+	"c2g_task_cancel", "c2g_task_free", "c2g_host_register", "c2g_host_unregister", "c2g_subgroup_check",
 };
 
 // c2g_api_open loads path and resolves every entry point. On failure it
@@ -112,6 +113,7 @@ static void t_task_cancel(c2g_api* a, c2g_task* t) { a->task_cancel(t); }
 static void t_task_free(c2g_api* a, c2g_task* t) { a->task_free(t); }
 static c2g_status t_host_register(c2g_api* a, void* p, uint64_t n, c2g_error* e) { return a->host_register(p, n, e); }
 static c2g_status t_host_unregister(c2g_api* a, void* p, c2g_error* e) { return a->host_unregister(p, e); }
+static c2g_status t_subgroup_check(c2g_api* a, int32_t d, int32_t g, const void* p, uint64_t n, int64_t* bad, c2g_error* e) { return a->subgroup_check(d, g, p, n, bad, e); }
 
 // The host build of the arithmetic (tests only).
 typedef int (*c2g_host_selftest_fn)(int, const void*, const void*, void*, uint64_t);
@@ -300,6 +302,26 @@ func (a *api) fixedBase(dev, group int, table unsafe.Pointer, c, windows int, sc
 			C.uint64_t(n), out, &e.e)
 	})
 	return e.check(st, "fixed base", dev)
+}
+
+// subgroupCheck passes Go memory (points), pinned for the call.
+func (a *api) subgroupCheck(dev, group int, points unsafe.Pointer, n int64) (int64, error) {
+	if n == 0 {
+		return -1, nil
+	}
+	var pin runtime.Pinner
+	pin.Pin(points)
+	defer pin.Unpin()
+	var e cerr
+	var st C.c2g_status
+	var bad C.int64_t
+	lockedCall(func() {
+		st = C.t_subgroup_check(a.p, C.int32_t(dev), C.int32_t(group), points, C.uint64_t(n), &bad, &e.e)
+	})
+	if err := e.check(st, "subgroup check", dev); err != nil {
+		return 0, err
+	}
+	return int64(bad), nil
 }
 
 func (a *api) ntt(dev int, b cBuffer, logN int, inverse, coset bool) (float64, error) {

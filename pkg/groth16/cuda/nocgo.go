@@ -37,3 +37,6 @@ func (b *Backend) RegisterBuffers(set *groth16.Buffers) (release func(), err err
 
 // FixedBase is nil in builds without cgo.
 func (b *Backend) FixedBase() groth16.FixedBase { return nil }
+
+// SubgroupChecker is nil in builds without cgo.
+func (b *Backend) SubgroupChecker() groth16.SubgroupChecker { return nil }

@@ -81,17 +81,20 @@ type Circuit struct {
 // Params says where the Groth16 parameters came from.
 type Params struct {
 	// Source is "read" (-params-dir) or "generated" (in memory).
-	Source     string  `json:"source"`
-	Dir        string  `json:"dir,omitempty"`
-	Why        string  `json:"why"`
-	ToxicWaste string  `json:"toxic_waste,omitempty"`
-	FixedBase  string  `json:"fixed_base,omitempty"`
-	Seconds    float64 `json:"seconds"`
-	Written    bool    `json:"written"`
-	WriteSecs  float64 `json:"write_s,omitempty"`
-	Bytes      int64   `json:"bytes"`
-	Peaks      Peaks   `json:"peaks"`
-	HeapAfter  int64   `json:"heap_after_bytes"`
+	Source     string `json:"source"`
+	Dir        string `json:"dir,omitempty"`
+	Why        string `json:"why"`
+	ToxicWaste string `json:"toxic_waste,omitempty"`
+	FixedBase  string `json:"fixed_base,omitempty"`
+	// SubgroupCheck says where parameters read from -params-dir were
+	// subgroup-checked (empty with -trusted-params or when generated).
+	SubgroupCheck string  `json:"subgroup_check,omitempty"`
+	Seconds       float64 `json:"seconds"`
+	Written       bool    `json:"written"`
+	WriteSecs     float64 `json:"write_s,omitempty"`
+	Bytes         int64   `json:"bytes"`
+	Peaks         Peaks   `json:"peaks"`
+	HeapAfter     int64   `json:"heap_after_bytes"`
 }
 
 // Backend is the prover as the worker selected it.

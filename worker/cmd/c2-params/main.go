@@ -63,14 +63,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.params and <shape>.vk ($C2_PARAMS_DIR)")
 	shapes := fs.String("shapes", envOr("C2_SHAPES", "test-micro"), "comma-separated shapes ($C2_SHAPES)")
 	official := fs.Bool("allow-official", false, "also make parameters for official shapes (NOT Filecoin's: for local benchmarks only)")
-	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications run: auto, cpu or cuda ($C2_BACKEND)")
+	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications (and -check's subgroup checks) run: auto, cpu or cuda ($C2_BACKEND)")
 	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")
 	check := fs.Bool("check", false, "make nothing: check the parameters present as a worker with trusted_params: false does (every point in its subgroup, sections, fingerprint, .vk) and report each shape")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *check {
-		return checkParams(ctx, *dir, *shapes, stdout)
+		checker, why, err := cuda.SelectSubgroupChecker(*backend, cuda.Config{LibraryPath: *cudaLib})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, why)
+		return checkParams(ctx, *dir, *shapes, checker, stdout)
 	}
 	var fixedBase groth16.FixedBase
 	selected := false
@@ -137,15 +142,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // checkParams loads every shape's parameters through the worker's own
-// loader with the subgroup checks on; the first failure is the error.
-func checkParams(ctx context.Context, dir, shapes string, stdout io.Writer) error {
+// loader with the subgroup checks on (by checker when not nil: a GPU's);
+// the first failure is the error.
+func checkParams(ctx context.Context, dir, shapes string, checker groth16.SubgroupChecker, stdout io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 	for _, name := range strings.Split(shapes, ",") {
 		if name = strings.TrimSpace(name); name == "" {
 			continue
 		}
 		start := time.Now()
-		sp, err := node.LoadShapeParams(ctx, name, dir, false, log)
+		sp, err := node.LoadShapeParams(ctx, name, dir, false, checker, log)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -132,7 +133,15 @@ func buildEmulator() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	units := []string{"api", "prover", "staging", "ntt", "msm_common", "msm_g1", "msm_g2", "random", "fixedbase", "selftest"}
+	// every .cu file of src/ is one unit, as for cuda/build.sh
+	sources, err := filepath.Glob(filepath.Join(root, "src", "*.cu"))
+	if err != nil || len(sources) == 0 {
+		return "", fmt.Errorf("no CUDA sources under %s: %v", filepath.Join(root, "src"), err)
+	}
+	units := make([]string, len(sources))
+	for i, f := range sources {
+		units[i] = strings.TrimSuffix(filepath.Base(f), ".cu")
+	}
 	errs := make([]error, len(units))
 	var wg sync.WaitGroup
 	for i, u := range units {

@@ -94,6 +94,7 @@ func run(args []string, stdout io.Writer) error {
 	g2s := fs.String("g2", "20,22,24", "log2 sizes of the G2 MSMs")
 	ntts := fs.String("ntt", "20,22,24,26,27", "log2 sizes of the NTTs")
 	fbs := fs.String("fixed-base", "", "log2 sizes of the setup's fixed-base multiplications, G1 and G2 (host memory in and out; off by default)")
+	sgs := fs.String("subgroup", "", "log2 sizes of the parameter points' subgroup check, G1 and G2 (host memory in; off by default)")
 	reps := fs.Int("reps", 3, "timed repetitions (the median is reported) after one warm-up")
 	part := fs.Bool("partition", true, "run the synthetic 32 GiB-shape partition")
 	partLog := fs.Int("partition-log", 27, "log2 of the partition's domain")
@@ -117,6 +118,10 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	fbLogs, err := parseLogs(*fbs)
+	if err != nil {
+		return err
+	}
+	sgLogs, err := parseLogs(*sgs)
 	if err != nil {
 		return err
 	}
@@ -148,6 +153,9 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := benchFixedBase(l, *dev, fbLogs, *reps, add); err != nil {
+		return err
+	}
+	if err := benchSubgroup(l, *dev, sgLogs, *reps, add); err != nil {
 		return err
 	}
 	if *part {
@@ -359,6 +367,72 @@ func benchFixedBase(l *cuda.Library, dev int, logs []int, reps int, add func(res
 				Note: fmt.Sprintf("%.0f ns/point, host memory in and out", w*1e6/float64(m))})
 		}
 	}
+	return nil
+}
+
+// benchSubgroup times the worker's start-up check of parameter points
+// (c2g_subgroup_check), wall time from pageable host memory as the worker
+// holds them; the points (random multiples of the generator, drawn on the
+// device) must all pass. The last line extrapolates to a 32 GiB file's
+// points.
+func benchSubgroup(l *cuda.Library, dev int, logs []int, reps int, add func(result)) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	n := 1 << slices.Max(logs)
+	buf, err := l.Alloc(dev, int64(n)*192)
+	if err != nil {
+		return err
+	}
+	defer buf.Free()
+	if err := buf.FillRandomG1(n, 11); err != nil {
+		return err
+	}
+	p1, err := buf.ReadG1(n)
+	if err != nil {
+		return err
+	}
+	if err := buf.FillRandomG2(n, 12); err != nil {
+		return err
+	}
+	p2, err := buf.ReadG2(n)
+	if err != nil {
+		return err
+	}
+	perPoint := map[int]float64{}
+	for _, logN := range logs {
+		m := 1 << logN
+		for _, group := range []int{1, 2} {
+			var wms []float64
+			for r := 0; r <= reps; r++ {
+				t := time.Now()
+				var first int
+				if group == 1 {
+					first, err = l.FirstNotInSubgroupG1(dev, p1[:m])
+				} else {
+					first, err = l.FirstNotInSubgroupG2(dev, p2[:m])
+				}
+				if err != nil {
+					return err
+				}
+				if first != -1 {
+					return fmt.Errorf("subgroup check g%d: point %d of the generator's multiples reported outside the subgroup", group, first)
+				}
+				if r > 0 {
+					wms = append(wms, float64(time.Since(t).Microseconds())/1000)
+				}
+			}
+			w := median(wms)
+			perPoint[group] = w / float64(m)
+			add(result{Name: fmt.Sprintf("subgroup_g%d", group), LogN: logN, N: m, WallMS: w, Reps: reps,
+				Note: fmt.Sprintf("%.1f ns/point, host memory in", w*1e6/float64(m))})
+		}
+	}
+	// the 32 GiB shape's proving key: h, l, a, b_g1 in G1, b_g2 in G2
+	const g1Points, g2Points = 134217727 + 130170000 + 129779141 + 33060847, 33060847
+	est := perPoint[1]*g1Points + perPoint[2]*g2Points
+	add(result{Name: "subgroup_32GiB_est", LogN: 27, WallMS: est, Reps: reps,
+		Note: fmt.Sprintf("estimate from the largest size: %d G1 + %d G2 points", g1Points, g2Points)})
 	return nil
 }
 

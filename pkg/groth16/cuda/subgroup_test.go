@@ -1,0 +1,115 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"fmt"
+	"testing"
+
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
+	"github.com/stretchr/testify/require"
+)
+
+// offSubgroup returns k points on the curve outside the prime-order
+// subgroup (gnark-crypto's generators of such points, from distinct field
+// elements), each confirmed by gnark's own IsOnCurve and IsInSubGroup.
+func offSubgroupG1(t *testing.T, k int) []curve.G1Affine {
+	out := make([]curve.G1Affine, k)
+	for i := range out {
+		var f fp.Element
+		f.SetUint64(uint64(1000 + i))
+		j := curve.GeneratePointNotInG1(f)
+		out[i].FromJacobian(&j)
+		require.True(t, out[i].IsOnCurve() && !out[i].IsInSubGroup())
+	}
+	return out
+}
+
+func offSubgroupG2(t *testing.T, k int) []curve.G2Affine {
+	out := make([]curve.G2Affine, k)
+	for i := range out {
+		var f curve.E2
+		f.A0.SetUint64(uint64(2000 + i))
+		f.A1.SetUint64(uint64(7 * i))
+		j := curve.GeneratePointNotInG2(f)
+		out[i].FromJacobian(&j)
+		require.True(t, out[i].IsOnCurve() && !out[i].IsInSubGroup())
+	}
+	return out
+}
+
+// tile repeats the distinct points up to n (a large set without a large
+// CPU setup: the device tests each copy on its own).
+func tile[P any](distinct []P, n int) []P {
+	out := make([]P, n)
+	for i := range out {
+		out[i] = distinct[i%len(distinct)]
+	}
+	return out
+}
+
+// TestSubgroupCheck compares the device's subgroup test with gnark-crypto's
+// IsInSubGroup: random subgroup points and infinity pass; points on the curve
+// outside the subgroup, put at the first, last and (on a GPU) the first
+// index of the second device chunk, and in pairs, are found as the first
+// such index. On the GPU the sets cross the 2^21-point chunk of
+// c2g_subgroup_check.
+func TestSubgroupCheck(t *testing.T) {
+	lib, dev := gpu(t)
+	n, distinct := 2<<21+1000, 512
+	if testLibEmu {
+		n, distinct = 96, 32 // ~3 ms per point on the emulator
+	}
+	positions := [][]int{{0}, {n - 1}, {n / 2, n/2 + 3}, {n/2 + 3, n - 2}}
+	if !testLibEmu {
+		positions = append(positions, []int{1 << 21}, []int{1<<21 - 1, 1 << 21})
+	}
+	t.Run("g1", func(t *testing.T) {
+		pts := tile(randomPointsG1(distinct), n)
+		pts[5].X.SetZero() // infinity, gnark's (0, 0)
+		pts[5].Y.SetZero()
+		first, err := lib.FirstNotInSubgroupG1(dev, pts)
+		require.NoError(t, err)
+		require.Equal(t, -1, first, "every point is in G1")
+		bad := offSubgroupG1(t, 2)
+		for _, pos := range positions {
+			t.Run(fmt.Sprint(pos), func(t *testing.T) {
+				p := append([]curve.G1Affine(nil), pts...)
+				for k, i := range pos {
+					p[i] = bad[k%len(bad)]
+				}
+				first, err := lib.FirstNotInSubgroupG1(dev, p)
+				require.NoError(t, err)
+				require.Equal(t, pos[0], first)
+			})
+		}
+	})
+	t.Run("g2", func(t *testing.T) {
+		pts := tile(randomPointsG2(distinct), n)
+		pts[7].X.SetZero()
+		pts[7].Y.SetZero()
+		first, err := lib.FirstNotInSubgroupG2(dev, pts)
+		require.NoError(t, err)
+		require.Equal(t, -1, first, "every point is in G2")
+		bad := offSubgroupG2(t, 2)
+		for _, pos := range positions {
+			t.Run(fmt.Sprint(pos), func(t *testing.T) {
+				p := append([]curve.G2Affine(nil), pts...)
+				for k, i := range pos {
+					p[i] = bad[k%len(bad)]
+				}
+				first, err := lib.FirstNotInSubgroupG2(dev, p)
+				require.NoError(t, err)
+				require.Equal(t, pos[0], first)
+			})
+		}
+	})
+	t.Run("empty and bad arguments", func(t *testing.T) {
+		first, err := lib.FirstNotInSubgroupG1(dev, nil)
+		require.NoError(t, err)
+		require.Equal(t, -1, first)
+		_, err = lib.FirstNotInSubgroupG1(99, randomPointsG1(1))
+		require.ErrorIs(t, err, ErrNoDevice)
+	})
+}
