@@ -88,21 +88,7 @@ inline dim3 grid_for(uint64_t n, uint32_t threads) {
 // starts 256-byte aligned (cudaMalloc, arena) and is indexed by element.
 // ldg_vec reads through the read-only cache (data no thread of the kernel
 // writes); ld_vec / st_vec are plain accesses (in-place kernels).
-template <class T>
-__device__ __forceinline__ T ldg_vec(const T* p) {
-  static_assert(sizeof(T) % 16 == 0, "size");
-  T r;
-  uint32_t* w = (uint32_t*)&r;
-  const uint4* s = (const uint4*)p;
-#pragma unroll
-  for (int i = 0; i < (int)(sizeof(T) / 16); i++) {
-    const uint4 x = __ldg(s + i);
-    w[4 * i] = x.x, w[4 * i + 1] = x.y, w[4 * i + 2] = x.z, w[4 * i + 3] = x.w;
-  }
-  return r;
-}
-
-template <class T>
+template <class T, bool READ_ONLY = false>
 __device__ __forceinline__ T ld_vec(const T* p) {
   static_assert(sizeof(T) % 16 == 0, "size");
   T r;
@@ -110,10 +96,15 @@ __device__ __forceinline__ T ld_vec(const T* p) {
   const uint4* s = (const uint4*)p;
 #pragma unroll
   for (int i = 0; i < (int)(sizeof(T) / 16); i++) {
-    const uint4 x = s[i];
+    const uint4 x = READ_ONLY ? __ldg(s + i) : s[i];
     w[4 * i] = x.x, w[4 * i + 1] = x.y, w[4 * i + 2] = x.z, w[4 * i + 3] = x.w;
   }
   return r;
+}
+
+template <class T>
+__device__ __forceinline__ T ldg_vec(const T* p) {
+  return ld_vec<T, true>(p);
 }
 
 template <class T>

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,22 +122,12 @@ type recordingChecker struct{ calls atomic.Int64 }
 
 func (c *recordingChecker) FirstNotInSubgroupG1(pts []curve.G1Affine) (int, error) {
 	c.calls.Add(1)
-	for i := range pts {
-		if !pts[i].IsInSubGroup() {
-			return i, nil
-		}
-	}
-	return -1, nil
+	return slices.IndexFunc(pts, func(p curve.G1Affine) bool { return !p.IsInSubGroup() }), nil
 }
 
 func (c *recordingChecker) FirstNotInSubgroupG2(pts []curve.G2Affine) (int, error) {
 	c.calls.Add(1)
-	for i := range pts {
-		if !pts[i].IsInSubGroup() {
-			return i, nil
-		}
-	}
-	return -1, nil
+	return slices.IndexFunc(pts, func(p curve.G2Affine) bool { return !p.IsInSubGroup() }), nil
 }
 
 var (

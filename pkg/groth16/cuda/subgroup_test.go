@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -69,41 +70,17 @@ func TestSubgroupCheck(t *testing.T) {
 		pts := tile(randomPointsG1(distinct), n)
 		pts[5].X.SetZero() // infinity, gnark's (0, 0)
 		pts[5].Y.SetZero()
-		first, err := lib.FirstNotInSubgroupG1(dev, pts)
-		require.NoError(t, err)
-		require.Equal(t, -1, first, "every point is in G1")
-		bad := offSubgroupG1(t, 2)
-		for _, pos := range positions {
-			t.Run(fmt.Sprint(pos), func(t *testing.T) {
-				p := append([]curve.G1Affine(nil), pts...)
-				for k, i := range pos {
-					p[i] = bad[k%len(bad)]
-				}
-				first, err := lib.FirstNotInSubgroupG1(dev, p)
-				require.NoError(t, err)
-				require.Equal(t, pos[0], first)
-			})
-		}
+		firstBadAt(t, pts, offSubgroupG1(t, 2), positions, func(p []curve.G1Affine) (int, error) {
+			return lib.FirstNotInSubgroupG1(dev, p)
+		})
 	})
 	t.Run("g2", func(t *testing.T) {
 		pts := tile(randomPointsG2(distinct), n)
 		pts[7].X.SetZero()
 		pts[7].Y.SetZero()
-		first, err := lib.FirstNotInSubgroupG2(dev, pts)
-		require.NoError(t, err)
-		require.Equal(t, -1, first, "every point is in G2")
-		bad := offSubgroupG2(t, 2)
-		for _, pos := range positions {
-			t.Run(fmt.Sprint(pos), func(t *testing.T) {
-				p := append([]curve.G2Affine(nil), pts...)
-				for k, i := range pos {
-					p[i] = bad[k%len(bad)]
-				}
-				first, err := lib.FirstNotInSubgroupG2(dev, p)
-				require.NoError(t, err)
-				require.Equal(t, pos[0], first)
-			})
-		}
+		firstBadAt(t, pts, offSubgroupG2(t, 2), positions, func(p []curve.G2Affine) (int, error) {
+			return lib.FirstNotInSubgroupG2(dev, p)
+		})
 	})
 	t.Run("empty and bad arguments", func(t *testing.T) {
 		first, err := lib.FirstNotInSubgroupG1(dev, nil)
@@ -112,4 +89,25 @@ func TestSubgroupCheck(t *testing.T) {
 		_, err = lib.FirstNotInSubgroupG1(99, randomPointsG1(1))
 		require.ErrorIs(t, err, ErrNoDevice)
 	})
+}
+
+// firstBadAt checks that first finds no bad point in pts (all in the
+// subgroup), then, for each list of positions, that it returns the first
+// of them once they hold points of bad.
+func firstBadAt[P any](t *testing.T, pts, bad []P, positions [][]int, first func([]P) (int, error)) {
+	t.Helper()
+	got, err := first(pts)
+	require.NoError(t, err)
+	require.Equal(t, -1, got, "every point is in the subgroup")
+	for _, pos := range positions {
+		t.Run(fmt.Sprint(pos), func(t *testing.T) {
+			p := slices.Clone(pts)
+			for k, i := range pos {
+				p[i] = bad[k%len(bad)]
+			}
+			got, err := first(p)
+			require.NoError(t, err)
+			require.Equal(t, pos[0], got)
+		})
+	}
 }

@@ -313,6 +313,22 @@ func benchNTT(l *cuda.Library, dev int, logs []int, reps int, add func(result)) 
 	return nil
 }
 
+// medianWallMS runs f once unmeasured, then reps times, and returns the
+// median wall time in milliseconds.
+func medianWallMS(reps int, f func() error) (float64, error) {
+	var wms []float64
+	for r := 0; r <= reps; r++ {
+		t := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		if r > 0 {
+			wms = append(wms, float64(time.Since(t).Microseconds())/1000)
+		}
+	}
+	return median(wms), nil
+}
+
 // benchFixedBase times the setup's fixed-base multiplications with the
 // window groth16.Setup picks at the 32 GiB shape (16 bits, 17 windows),
 // wall time with the host copies (scalars in, affine points out).
@@ -346,23 +362,15 @@ func benchFixedBase(l *cuda.Library, dev int, logs []int, reps int, add func(res
 	for _, logN := range logs {
 		m := 1 << logN
 		for _, group := range []int{1, 2} {
-			var wms []float64
-			for r := 0; r <= reps; r++ {
-				t := time.Now()
-				var err error
+			w, err := medianWallMS(reps, func() error {
 				if group == 1 {
-					err = l.FixedBaseG1(dev, t1, c, windows, sc[:m], out1[:m])
-				} else {
-					err = l.FixedBaseG2(dev, t2, c, windows, sc[:m], out2[:m])
+					return l.FixedBaseG1(dev, t1, c, windows, sc[:m], out1[:m])
 				}
-				if err != nil {
-					return err
-				}
-				if r > 0 {
-					wms = append(wms, float64(time.Since(t).Microseconds())/1000)
-				}
+				return l.FixedBaseG2(dev, t2, c, windows, sc[:m], out2[:m])
+			})
+			if err != nil {
+				return err
 			}
-			w := median(wms)
 			add(result{Name: fmt.Sprintf("fixed_base_g%d", group), LogN: logN, N: m, WallMS: w, Reps: reps,
 				Note: fmt.Sprintf("%.0f ns/point, host memory in and out", w*1e6/float64(m))})
 		}
@@ -403,26 +411,22 @@ func benchSubgroup(l *cuda.Library, dev int, logs []int, reps int, add func(resu
 	for _, logN := range logs {
 		m := 1 << logN
 		for _, group := range []int{1, 2} {
-			var wms []float64
-			for r := 0; r <= reps; r++ {
-				t := time.Now()
+			w, err := medianWallMS(reps, func() error {
 				var first int
+				var err error
 				if group == 1 {
 					first, err = l.FirstNotInSubgroupG1(dev, p1[:m])
 				} else {
 					first, err = l.FirstNotInSubgroupG2(dev, p2[:m])
 				}
-				if err != nil {
-					return err
+				if err == nil && first != -1 {
+					err = fmt.Errorf("subgroup check g%d: point %d of the generator's multiples reported outside the subgroup", group, first)
 				}
-				if first != -1 {
-					return fmt.Errorf("subgroup check g%d: point %d of the generator's multiples reported outside the subgroup", group, first)
-				}
-				if r > 0 {
-					wms = append(wms, float64(time.Since(t).Microseconds())/1000)
-				}
+				return err
+			})
+			if err != nil {
+				return err
 			}
-			w := median(wms)
 			perPoint[group] = w / float64(m)
 			add(result{Name: fmt.Sprintf("subgroup_g%d", group), LogN: logN, N: m, WallMS: w, Reps: reps,
 				Note: fmt.Sprintf("%.1f ns/point, host memory in", w*1e6/float64(m))})
