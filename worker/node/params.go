@@ -154,44 +154,45 @@ func subgroupChecker(cfg Config, sel backend.Selection, opts backend.Options) (g
 // loadShape compiles the shape's circuit and reads, checks and prepares its
 // parameters; checker, when not nil, makes the subgroup check (unless the
 // parameters are trusted) instead of the decoder's per-point CPU check.
+//
+// The circuit compiles while the parameters are read: the two are
+// independent until their sizes are compared, and at the 32 GiB shape each
+// takes about a minute or more (compile 77–107 s; read, decode and subgroup
+// check on a GPU 58 s: docs/perf/porep-gpu.md).
 func loadShape(ctx context.Context, cfg Config, name string, checker groth16.SubgroupChecker) (*ShapeParams, error) {
 	log := cfg.Logger
 	s, err := porep.ShapeByName(name)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	compiled, err := circuit.ForShape(s)
-	if err != nil {
-		return nil, fmt.Errorf("node: shape %s: compile circuit: %w", name, err)
-	}
-	log.Info("worker: circuit compiled", "shape", name, "constraints", compiled.Circuit().NumConstraints(),
-		"took", time.Since(start).Round(time.Millisecond))
-
 	path := circuit.ParamsPath(cfg.ParamsDir, name)
-	fi, err := os.Stat(path)
+	fi, err := os.Stat(path) // a missing file fails before any work
 	if err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s: %w (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
 	}
-	opts := []groth16.ParamsOption{groth16.ParamsProgress(progressLog(log, "worker: reading "+path))}
-	check := "cpu"
-	switch {
-	case cfg.TrustedParams:
-		opts = append(opts, groth16.SkipSubgroupCheck())
-		check = "none (trusted_params)"
-	case checker != nil:
-		opts = append(opts, groth16.SubgroupCheckWith(checker))
-		check = "device"
+	type compileResult struct {
+		c    *circuit.Compiled
+		err  error
+		took time.Duration
 	}
-	start = time.Now()
-	pf, err := groth16.OpenParams(path, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, err)
+	compiling := make(chan compileResult, 1)
+	go func() {
+		start := time.Now()
+		c, err := circuit.ForShape(s)
+		compiling <- compileResult{c: c, err: err, took: time.Since(start)}
+	}()
+	start := time.Now()
+	pk, check, readErr := readParams(ctx, cfg, path, checker)
+	readTook := time.Since(start)
+	cr := <-compiling // also on a read error: nothing is left running
+	if cr.err != nil {
+		return nil, fmt.Errorf("node: shape %s: compile circuit: %w", name, cr.err)
 	}
-	defer pf.Close()
-	pk, err := pf.ProvingKey(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, err)
+	compiled := cr.c
+	log.Info("worker: circuit compiled", "shape", name, "constraints", compiled.Circuit().NumConstraints(),
+		"took", cr.took.Round(time.Millisecond))
+	if readErr != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, readErr)
 	}
 	if err := checkFits(pk, compiled.Circuit()); err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v (parameters of another shape or circuit version?)", ErrParams, name, path, err)
@@ -216,9 +217,33 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 	if err != nil {
 		return nil, fmt.Errorf("%w: shape %s: verifying key of %s: %v", ErrParams, name, path, err)
 	}
-	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", time.Since(start).Round(time.Millisecond),
-		"subgroup_check", check)
+	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", readTook.Round(time.Millisecond),
+		"subgroup_check", check, "with_compile_took", time.Since(start).Round(time.Millisecond))
 	return newShapeParams(name, compiled, pk, pvk, fi.Size()), nil
+}
+
+// readParams reads and checks the proving key at path (points canonical,
+// on the curve and, unless the parameters are trusted, in their subgroup: by
+// checker when not nil, else by the decoder) and says where the subgroup
+// check ran.
+func readParams(ctx context.Context, cfg Config, path string, checker groth16.SubgroupChecker) (*groth16.ProvingKey, string, error) {
+	opts := []groth16.ParamsOption{groth16.ParamsProgress(progressLog(cfg.Logger, "worker: reading "+path))}
+	check := "cpu"
+	switch {
+	case cfg.TrustedParams:
+		opts = append(opts, groth16.SkipSubgroupCheck())
+		check = "none (trusted_params)"
+	case checker != nil:
+		opts = append(opts, groth16.SubgroupCheckWith(checker))
+		check = "device"
+	}
+	pf, err := groth16.OpenParams(path, opts...)
+	if err != nil {
+		return nil, check, err
+	}
+	defer pf.Close()
+	pk, err := pf.ProvingKey(ctx)
+	return pk, check, err
 }
 
 // checkFits compares the key's section lengths with the circuit.
