@@ -1,6 +1,9 @@
 package groth16
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
 // Bitmap is a fixed-length bit set, bit i at word i/64, position i%64.
 type Bitmap struct {
@@ -15,6 +18,9 @@ func NewBitmap(n int) Bitmap {
 
 // Set sets bit i.
 func (b Bitmap) Set(i int) { b.Words[i>>6] |= 1 << (uint(i) & 63) }
+
+// setAtomic sets bit i; safe beside other setAtomic calls on the bitmap.
+func (b Bitmap) setAtomic(i int) { atomic.OrUint64(&b.Words[i>>6], 1<<(uint(i)&63)) }
 
 // Get reports bit i.
 func (b Bitmap) Get(i int) bool { return b.Words[i>>6]&(1<<(uint(i)&63)) != 0 }

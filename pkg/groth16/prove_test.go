@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/consensys/gnark/constraint"
 	"github.com/consensys/gnark/frontend"
 	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
@@ -421,4 +423,52 @@ func BenchmarkVerify(b *testing.B) {
 			require.NoError(b, pvk.VerifyBatch(ps, ins))
 		}
 	})
+}
+
+// NewCircuit's parallel scan (ranges of 2^16 instructions) gives the same
+// densities as a sequential walk with gnark's own iterator, and a term
+// outside the wires is reported with its constraint's index, here in the
+// third range.
+func TestNewCircuitScan(t *testing.T) {
+	const n = 150_000 // > 2 ranges of instructions
+	c := compileChain(t, n)
+	r := c.R1CS()
+	require.Greater(t, len(r.Instructions), 2<<16)
+	aAux, bIn, bAux := NewBitmap(c.NumAux()), NewBitmap(c.NumInputs()), NewBitmap(c.NumAux())
+	it := r.GetR1CIterator()
+	for rc := it.Next(); rc != nil; rc = it.Next() {
+		for _, t := range rc.L {
+			if w := t.WireID(); t.CoeffID() != constraint.CoeffIdZero && w >= c.NumInputs() {
+				aAux.Set(w - c.NumInputs())
+			}
+		}
+		for _, t := range rc.R {
+			if t.CoeffID() == constraint.CoeffIdZero {
+				continue
+			}
+			if w := t.WireID(); w < c.NumInputs() {
+				bIn.Set(w)
+			} else {
+				bAux.Set(w - c.NumInputs())
+			}
+		}
+	}
+	gotA, gotBIn, gotBAux := c.Densities()
+	require.Equal(t, aAux, gotA)
+	require.Equal(t, bIn, gotBIn)
+	require.Equal(t, bAux, gotBAux)
+	require.Positive(t, gotA.Count())
+
+	k := 2<<16 + 123 // an instruction in the third range
+	inst := r.Instructions[k]
+	_, isR1C := r.Blueprints[inst.BlueprintID].(constraint.BlueprintR1C)
+	require.True(t, isR1C)
+	cd := r.CallData[inst.StartCallData:]
+	require.Positive(t, cd[1], "the constraint has an L term")
+	saved := cd[5]
+	cd[5] = uint32(c.NumInputs() + c.NumAux() + 7) // L's first wire
+	_, err := NewCircuit(r)
+	cd[5] = saved
+	require.ErrorContains(t, err, fmt.Sprintf("constraint %d: term with wire %d outside the %d wires",
+		inst.ConstraintOffset, c.NumInputs()+c.NumAux()+7, c.NumInputs()+c.NumAux()))
 }
