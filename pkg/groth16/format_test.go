@@ -11,8 +11,9 @@ import (
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
 // independentParams is a minimal .params reader written from the format
@@ -182,41 +183,16 @@ func TestSetupDeterministicFromSeed(t *testing.T) {
 	require.NotEqual(t, pk1.VK.DeltaG2, pk4.VK.DeltaG2)
 }
 
-// offG1 returns an uncompressed encoding of a point on E(Fp) outside the
-// prime-order subgroup.
+// offSubgroupG1 returns an uncompressed encoding of a point on E(Fp)
+// outside the prime-order subgroup.
 func offSubgroupG1(t *testing.T) [96]byte {
-	var x, y, rhs, four fp.Element
-	four.SetUint64(4)
-	for i := uint64(1); ; i++ {
-		x.SetUint64(i)
-		rhs.Square(&x).Mul(&rhs, &x).Add(&rhs, &four)
-		if y.Sqrt(&rhs) != nil {
-			p := curve.G1Affine{X: x, Y: y}
-			require.True(t, p.IsOnCurve())
-			if !p.IsInSubGroup() {
-				return p.RawBytes()
-			}
-		}
-	}
+	p := groth16test.NotInSubgroupG1(t, 1)
+	return p.RawBytes()
 }
 
 func offSubgroupG2(t *testing.T) [192]byte {
-	// Scan x = (i, 1) until y² = x³ + b' has a root, by decompressing the
-	// compressed encoding without subgroup check.
-	for i := uint64(1); ; i++ {
-		var enc [96]byte
-		var xi fp.Element
-		xi.SetUint64(i)
-		one := fp.One()
-		fp.BigEndian.PutElement((*[48]byte)(enc[0:48]), one) // x.c1
-		fp.BigEndian.PutElement((*[48]byte)(enc[48:96]), xi) // x.c0
-		enc[0] |= 0x80
-		var p curve.G2Affine
-		dec := curve.NewDecoder(bytes.NewReader(enc[:]), curve.NoSubgroupChecks())
-		if dec.Decode(&p) == nil && p.IsOnCurve() && !p.IsInSubGroup() {
-			return p.RawBytes()
-		}
-	}
+	p := groth16test.NotInSubgroupG2(t, 1)
+	return p.RawBytes()
 }
 
 func TestParamsCorruptionNamesSection(t *testing.T) {

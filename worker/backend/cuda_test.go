@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda/cudatest"
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
 func TestMain(m *testing.M) {
@@ -40,11 +40,7 @@ func TestCUDASubgroupChecker(t *testing.T) {
 	first, err := c.FirstNotInSubgroupG1(pts)
 	require.NoError(t, err)
 	require.Equal(t, -1, first)
-	var x fp.Element
-	x.SetUint64(9)
-	j := curve.GeneratePointNotInG1(x)
-	pts[4].FromJacobian(&j)
-	require.True(t, pts[4].IsOnCurve() && !pts[4].IsInSubGroup())
+	pts[4] = groth16test.NotInSubgroupG1(t, 9)
 	first, err = c.FirstNotInSubgroupG1(pts)
 	require.NoError(t, err)
 	require.Equal(t, 4, first)

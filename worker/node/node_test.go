@@ -13,10 +13,10 @@ import (
 
 	"connectrpc.com/connect"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
@@ -159,12 +159,7 @@ func TestStartChecksSubgroupsOnTheBackend(t *testing.T) {
 	require.NoError(t, err)
 	l, err := groth16.ParseParamsLayout(good)
 	require.NoError(t, err)
-	var f fp.Element
-	f.SetUint64(5)
-	j := curve.GeneratePointNotInG1(f)
-	var bad curve.G1Affine
-	bad.FromJacobian(&j)
-	require.True(t, bad.IsOnCurve() && !bad.IsInSubGroup())
+	bad := groth16test.NotInSubgroupG1(t, 5)
 	raw := bad.RawBytes()
 	b := append([]byte(nil), good...)
 	copy(b[l.H.Offset:], raw[:]) // h's first point: the checker's first call finds it

@@ -304,11 +304,8 @@ func (a *api) fixedBase(dev, group int, table unsafe.Pointer, c, windows int, sc
 	return e.check(st, "fixed base", dev)
 }
 
-// subgroupCheck passes Go memory (points), pinned for the call.
+// subgroupCheck passes Go memory (n > 0 points), pinned for the call.
 func (a *api) subgroupCheck(dev, group int, points unsafe.Pointer, n int64) (int64, error) {
-	if n == 0 {
-		return -1, nil
-	}
 	var pin runtime.Pinner
 	pin.Pin(points)
 	defer pin.Unpin()

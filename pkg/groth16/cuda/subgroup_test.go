@@ -8,21 +8,16 @@ import (
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
-// offSubgroup returns k points on the curve outside the prime-order
-// subgroup (gnark-crypto's generators of such points, from distinct field
-// elements), each confirmed by gnark's own IsOnCurve and IsInSubGroup.
+// offSubgroupG1 returns k distinct points on the curve outside G1.
 func offSubgroupG1(t *testing.T, k int) []curve.G1Affine {
 	out := make([]curve.G1Affine, k)
 	for i := range out {
-		var f fp.Element
-		f.SetUint64(uint64(1000 + i))
-		j := curve.GeneratePointNotInG1(f)
-		out[i].FromJacobian(&j)
-		require.True(t, out[i].IsOnCurve() && !out[i].IsInSubGroup())
+		out[i] = groth16test.NotInSubgroupG1(t, uint64(1000+i))
 	}
 	return out
 }
@@ -30,12 +25,7 @@ func offSubgroupG1(t *testing.T, k int) []curve.G1Affine {
 func offSubgroupG2(t *testing.T, k int) []curve.G2Affine {
 	out := make([]curve.G2Affine, k)
 	for i := range out {
-		var f curve.E2
-		f.A0.SetUint64(uint64(2000 + i))
-		f.A1.SetUint64(uint64(7 * i))
-		j := curve.GeneratePointNotInG2(f)
-		out[i].FromJacobian(&j)
-		require.True(t, out[i].IsOnCurve() && !out[i].IsInSubGroup())
+		out[i] = groth16test.NotInSubgroupG2(t, uint64(2000+i))
 	}
 	return out
 }

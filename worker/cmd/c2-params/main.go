@@ -12,10 +12,11 @@
 // worker with trusted_params: false does at start (every point on the curve
 // and in its subgroup, sections against the compiled circuit, the circuit
 // fingerprint and the .vk beside them) and reports each shape ok or the
-// error. The subgroup checks are most of a worker's start with a 32 GiB
-// shape (~430 M points, ~46 µs per G1 point on one core: docs/perf/groth16.md),
-// so a host can check a file once and run its workers with
-// trusted_params: true:
+// error. The subgroup checks run on a GPU when -backend finds one (a 32 GiB
+// file in about a minute on an H200 host); on the CPU they are most of a
+// worker's start with a 32 GiB shape (~430 M points, ~46 µs per G1 point on
+// one core: docs/perf/groth16.md), so a CPU-only host can check a file once
+// and run its workers with trusted_params: true:
 //
 //	c2-params -check -dir /var/lib/c2cluster/params -shapes 32GiB
 //
