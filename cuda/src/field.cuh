@@ -61,6 +61,7 @@ static const uint32_t h_fr_mod[8] = FR_MOD;
 struct FpParams {
   static constexpr int N = 12;
   static constexpr bool call_mul = C2G_FP_CALL;
+  static constexpr bool sqr_rows = true;  // p < 2^(32N-2): mont::sqr_rows applies
   static C2G_HD uint32_t m0inv() { return FP_M0INV; }  // -p^-1 mod 2^32
   static C2G_HD uint32_t mod(int i) {
 #ifdef __CUDA_ARCH__
@@ -74,6 +75,7 @@ struct FpParams {
 struct FrParams {
   static constexpr int N = 8;
   static constexpr bool call_mul = C2G_FR_CALL;
+  static constexpr bool sqr_rows = false;  // r > 2^254: squares are products
   // -p^-1 mod 2^32, read from constant memory on the device: with the
   // literal 0xffffffff the compiler negates t[0] instead of multiplying,
   // and ptxas then no longer fuses the product chains into 64-bit
@@ -100,6 +102,8 @@ struct mont;
 #if defined(__CUDACC__)
 template <class P>
 __device__ __noinline__ mont<P> mont_mul_call(mont<P> a, mont<P> b);
+template <class P>
+__device__ __noinline__ mont<P> mont_sqr_call(mont<P> a);
 #endif
 
 // mont<P> is an element of the prime field P in Montgomery form.
@@ -181,7 +185,10 @@ struct mont {
   // aligned register pair into one 64-bit multiply-add with carry
   // (IMAD.WIDE.U32.X) per product when the limb of p comes from the
   // constant bank (the m·p chains); register × register a·b chains stay
-  // IMAD + IMAD.HI + additions. With
+  // IMAD + IMAD.HI + additions. (Making every a_j b_i a plain 64-bit
+  // product and folding it into the m·p chains instead cut the SASS from
+  // 768 to 704 instructions for Fp but made the G1 MSM 8 % and the NTT 7 %
+  // slower on the H200: docs/perf/cuda.md, eighth session.) With
   // p < 2^(32N-1): t < 2p after each row, every partial sum of a row fits in
   // N+1 words, and u < 2^(32N).
   friend C2G_HD mont operator*(const mont& a, const mont& b) {
@@ -191,54 +198,120 @@ struct mont {
     return mul(a, b);
   }
   static C2G_HD mont mul(const mont& a, const mont& b) {
-    static_assert(N % 2 == 0, "even limb count");
     uint32_t t[N + 1];
-    C2G_UNROLL for (int i = 0; i <= N; i++) t[i] = 0;
-    C2G_UNROLL for (int i = 0; i < N; i++) {
-      const uint32_t bi = b.v[i];
-      // t += a_even * bi
-      t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
-      t[1] = ptx::madc_hi_cc(a.v[0], bi, t[1]);
-      C2G_UNROLL for (int j = 2; j < N; j += 2) {
-        t[j] = ptx::madc_lo_cc(a.v[j], bi, t[j]);
-        t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
-      }
-      t[N] = ptx::addc(t[N], 0);
-      const uint32_t m = ptx::mul_lo(t[0], P::m0inv());
-      // t += m * p_even (t[0] becomes 0)
-      t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
-      t[1] = ptx::madc_hi_cc(m, P::mod(0), t[1]);
-      C2G_UNROLL for (int j = 2; j < N; j += 2) {
-        t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
-        t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
-      }
-      t[N] = ptx::addc(t[N], 0);
-      // u = a_odd * bi + m * p_odd, one word down
-      uint32_t u[N];
-      C2G_UNROLL for (int j = 1; j < N; j += 2) {
-        const uint64_t pr = (uint64_t)a.v[j] * bi;
-        u[j - 1] = (uint32_t)pr;
-        u[j] = (uint32_t)(pr >> 32);
-      }
-      u[0] = ptx::mad_lo_cc(m, P::mod(1), u[0]);
-      u[1] = ptx::madc_hi_cc(m, P::mod(1), u[1]);
-      C2G_UNROLL for (int j = 3; j < N - 1; j += 2) {
-        u[j - 1] = ptx::madc_lo_cc(m, P::mod(j), u[j - 1]);
-        u[j] = ptx::madc_hi_cc(m, P::mod(j), u[j]);
-      }
-      u[N - 2] = ptx::madc_lo_cc(m, P::mod(N - 1), u[N - 2]);
-      u[N - 1] = ptx::madc_hi(m, P::mod(N - 1), u[N - 1]);
-      // t += u << 32, then t >>= 32 (t[0] is 0)
-      t[1] = ptx::add_cc(t[1], u[0]);
-      C2G_UNROLL for (int j = 2; j < N; j++) t[j] = ptx::addc_cc(t[j], u[j - 1]);
-      t[N] = ptx::addc(t[N], u[N - 1]);
-      C2G_UNROLL for (int j = 0; j < N; j++) t[j] = t[j + 1];
-      t[N] = 0;
-    }
+    zero_frame(t);
+    C2G_UNROLL for (int i = 0; i < N; i++) mul_row(t, a, b.v[i]);
     return reduce_once(t);
   }
+  // a^2/R mod p: the CIOS rows of mul with b = a, but each cross product
+  // a_i a_j (i < j) computed once, in row i, against the limbs of 2a: row i
+  // adds a_i * (a_i 2^(32i) + 2 sum_{j>i} a_j 2^(32j)), whose limbs are a_i
+  // at i, a_{i+1} << 1 at i + 1 and d_j = (a_j << 1) | (a_{j-1} >> 31)
+  // above (no limb N: a < p < 2^(32N-1)). N(N+1)/2 products of limbs
+  // instead of N^2 (78 instead of 144 for Fp; 512 SASS instructions instead
+  // of 768). The rows so far sum to less than 2^(32(i+1)) 2a, so with the
+  // m·p terms each frame is < 2a + p, and u < 2a + p as well; for
+  // p < 2^(32N-2) (P::sqr_rows: Fp, not Fr) both fit N words. The result is
+  // the same (a^2 + M p)/R < 2p as mul's.
+  static C2G_HD mont sqr_rows(const mont& a) {
+    uint32_t t[N + 1], d[N];
+    zero_frame(t);
+    doubled(a, d);
+    C2G_UNROLL for (int i = 0; i < N; i++) sqr_row(t, a, d, i);
+    return reduce_once(t);
+  }
+  static C2G_HD void zero_frame(uint32_t* t) {
+    C2G_UNROLL for (int i = 0; i <= N; i++) t[i] = 0;
+  }
+  // d = the limbs of 2a (a < 2^(32N-1)).
+  static C2G_HD void doubled(const mont& a, uint32_t* d) {
+    d[0] = a.v[0] << 1;
+    C2G_UNROLL for (int j = 1; j < N; j++) d[j] = (a.v[j] << 1) | (a.v[j - 1] >> 31);
+  }
 
-  C2G_HD mont sqr() const { return *this * *this; }
+  // Row i of mul: t = (t + a bi + m p) / 2^32.
+  static C2G_HD void mul_row(uint32_t* t, const mont& a, uint32_t bi) {
+    static_assert(N % 2 == 0, "even limb count");
+    // t += a_even * bi
+    t[0] = ptx::mad_lo_cc(a.v[0], bi, t[0]);
+    t[1] = ptx::madc_hi_cc(a.v[0], bi, t[1]);
+    C2G_UNROLL for (int j = 2; j < N; j += 2) {
+      t[j] = ptx::madc_lo_cc(a.v[j], bi, t[j]);
+      t[j + 1] = ptx::madc_hi_cc(a.v[j], bi, t[j + 1]);
+    }
+    t[N] = ptx::addc(t[N], 0);
+    // u = a_odd * bi, one word down
+    uint32_t u[N];
+    C2G_UNROLL for (int j = 1; j < N; j += 2) {
+      const uint64_t pr = (uint64_t)a.v[j] * bi;
+      u[j - 1] = (uint32_t)pr;
+      u[j] = (uint32_t)(pr >> 32);
+    }
+    reduce_step(t, u);
+  }
+
+  // Row i of sqr_rows (d = the limbs of 2a).
+  static C2G_HD void sqr_row(uint32_t* t, const mont& a, const uint32_t* d, int i) {
+    static_assert(N % 2 == 0, "even limb count");
+    const uint32_t ai = a.v[i];
+    const uint32_t next = i + 1 < N ? a.v[i + 1] << 1 : 0;
+    // t += the row's products at even offsets j >= i (pairs t[j], t[j+1])
+    const int e0 = (i & 1) ? i + 1 : i;
+    if (e0 < N) {
+      const uint32_t o0 = e0 == i ? ai : next;
+      t[e0] = ptx::mad_lo_cc(ai, o0, t[e0]);
+      t[e0 + 1] = ptx::madc_hi_cc(ai, o0, t[e0 + 1]);
+      C2G_UNROLL for (int j = e0 + 2; j < N; j += 2) {
+        t[j] = ptx::madc_lo_cc(ai, d[j], t[j]);
+        t[j + 1] = ptx::madc_hi_cc(ai, d[j], t[j + 1]);
+      }
+      t[N] = ptx::addc(t[N], 0);
+    }
+    // u = the products at odd offsets j >= i, one word down
+    uint32_t u[N];
+    C2G_UNROLL for (int j = 1; j < N; j += 2) {
+      const uint64_t pr = j < i ? 0 : (uint64_t)ai * (j == i ? ai : (j == i + 1 ? next : d[j]));
+      u[j - 1] = (uint32_t)pr;
+      u[j] = (uint32_t)(pr >> 32);
+    }
+    reduce_step(t, u);
+  }
+
+  // The Montgomery half of a row, the row's products at even offsets
+  // already in t (N+1 words) and those at odd offsets in u (one word down):
+  // m = t[0] (-p^-1), t += m p_even, u += m p_odd, t += u << 32, t >>= 32
+  // (t[0] is 0).
+  static C2G_HD void reduce_step(uint32_t* t, uint32_t* u) {
+    const uint32_t m = ptx::mul_lo(t[0], P::m0inv());
+    t[0] = ptx::mad_lo_cc(m, P::mod(0), t[0]);
+    t[1] = ptx::madc_hi_cc(m, P::mod(0), t[1]);
+    C2G_UNROLL for (int j = 2; j < N; j += 2) {
+      t[j] = ptx::madc_lo_cc(m, P::mod(j), t[j]);
+      t[j + 1] = ptx::madc_hi_cc(m, P::mod(j), t[j + 1]);
+    }
+    t[N] = ptx::addc(t[N], 0);
+    u[0] = ptx::mad_lo_cc(m, P::mod(1), u[0]);
+    u[1] = ptx::madc_hi_cc(m, P::mod(1), u[1]);
+    C2G_UNROLL for (int j = 3; j < N - 1; j += 2) {
+      u[j - 1] = ptx::madc_lo_cc(m, P::mod(j), u[j - 1]);
+      u[j] = ptx::madc_hi_cc(m, P::mod(j), u[j]);
+    }
+    u[N - 2] = ptx::madc_lo_cc(m, P::mod(N - 1), u[N - 2]);
+    u[N - 1] = ptx::madc_hi(m, P::mod(N - 1), u[N - 1]);
+    t[1] = ptx::add_cc(t[1], u[0]);
+    C2G_UNROLL for (int j = 2; j < N; j++) t[j] = ptx::addc_cc(t[j], u[j - 1]);
+    t[N] = ptx::addc(t[N], u[N - 1]);
+    C2G_UNROLL for (int j = 0; j < N; j++) t[j] = t[j + 1];
+    t[N] = 0;
+  }
+
+  C2G_HD mont sqr() const {
+    if constexpr (!P::sqr_rows) return *this * *this;
+#if defined(__CUDA_ARCH__)
+    if constexpr (P::call_mul) return mont_sqr_call<P>(*this);
+#endif
+    return sqr_rows(*this);
+  }
 
   // x/R mod p: Montgomery form -> canonical integer (as limbs).
   C2G_HD mont from_mont() const {
@@ -265,6 +338,10 @@ struct mont {
 template <class P>
 __device__ __noinline__ mont<P> mont_mul_call(mont<P> a, mont<P> b) {
   return mont<P>::mul(a, b);
+}
+template <class P>
+__device__ __noinline__ mont<P> mont_sqr_call(mont<P> a) {
+  return mont<P>::sqr_rows(a);
 }
 #endif
 

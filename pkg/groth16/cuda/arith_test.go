@@ -71,14 +71,23 @@ func run2[T, O any](t *testing.T, run arithRunner, op int, a, b []T) []O {
 	return out
 }
 
-// fpInputs returns pairs of Fp elements: edge values (0, 1, -1, 2) against
-// each other, x with x and -x, and random values.
+// fpInputs returns pairs of Fp elements: edge values (0, 1, -1, 2, and
+// raw limbs p-1, 2^380-1, 2^64-1, alternating bits: the longest carry
+// chains of the limb products) against each other, x with x and -x, and
+// random values.
 func fpInputs(rng *rand.Rand, n int) (a, b []fp.Element) {
 	var one, m1, two fp.Element
 	one.SetOne()
 	m1.Neg(&one)
 	two.SetUint64(2)
-	edge := []fp.Element{{}, one, m1, two}
+	var pm1 fp.Element
+	for i, w := range fp.Modulus().Bits() {
+		pm1[i] = uint64(w)
+	}
+	pm1[0]--
+	const ones = ^uint64(0)
+	edge := []fp.Element{{}, one, m1, two, pm1, {ones, ones, ones, ones, ones, 1<<60 - 1}, {ones},
+		{0xaaaaaaaaaaaaaaaa, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0x0555555555555555}}
 	for _, x := range edge {
 		for _, y := range edge {
 			a, b = append(a, x), append(b, y)
@@ -103,7 +112,13 @@ func frInputs(rng *rand.Rand, n int) (a, b []fr.Element) {
 	var one, m1 fr.Element
 	one.SetOne()
 	m1.Neg(&one)
-	edge := []fr.Element{{}, one, m1}
+	var rm1 fr.Element
+	for i, w := range fr.Modulus().Bits() {
+		rm1[i] = uint64(w)
+	}
+	rm1[0]--
+	const ones = ^uint64(0)
+	edge := []fr.Element{{}, one, m1, rm1, {ones, ones, ones, 1<<62 - 1}, {ones}}
 	for _, x := range edge {
 		for _, y := range edge {
 			a, b = append(a, x), append(b, y)
