@@ -16,12 +16,13 @@ __device__ __forceinline__ fp2_t f_inv(const fp2_t& x) {
   return fp2_t{x.c0 * d, (x.c1 * d).neg()};
 }
 
-// Affine form of p; infinity as (0, 0), gnark's encoding.
+// Affine form of p, canonical coordinates; infinity as (0, 0), gnark's
+// encoding.
 template <class F>
 __device__ affine_t<F> to_affine(const xyzz_t<F>& p) {
   if (p.is_inf()) return affine_t<F>{F::zero(), F::zero()};
   F inv = f_inv(p.ZZ * p.ZZZ);
-  return affine_t<F>{p.X * (inv * p.ZZZ), p.Y * (inv * p.ZZ)};
+  return affine_t<F>{p.X * (inv * p.ZZZ), p.Y * (inv * p.ZZ)}.canonical();
 }
 
 // out[first + k] = affine p[k] for k < B and first + k < n, with one
@@ -44,7 +45,8 @@ __device__ void batch_to_affine(const xyzz_t<F> (&p)[B], affine_t<F>* out, uint6
     }
     F dinv = inv * pref[k];  // 1/d_k
     inv = inv * d;
-    if (first + k < n) out[first + k] = affine_t<F>{p[k].X * (dinv * p[k].ZZZ), p[k].Y * (dinv * p[k].ZZ)};
+    if (first + k < n)
+      out[first + k] = affine_t<F>{p[k].X * (dinv * p[k].ZZZ), p[k].Y * (dinv * p[k].ZZ)}.canonical();
   }
 }
 

@@ -46,6 +46,7 @@ struct affine_t {
   F X, Y;
   C2G_HD bool is_inf() const { return X.is_zero() && Y.is_zero(); }
   C2G_HD affine_t neg() const { return affine_t{X, Y.neg()}; }  // neg(0) = 0 keeps infinity
+  C2G_HD affine_t canonical() const { return affine_t{X.canonical(), Y.canonical()}; }
 };
 
 template <class F>
@@ -70,6 +71,16 @@ struct xyzz_t {
     return r;
   }
   C2G_HD bool is_inf() const { return ZZ.is_zero(); }
+  // Every coordinate below p: what leaves the device (coordinates may lie
+  // in [0, 2p) inside it, field.cuh).
+  C2G_HD xyzz_t canonical() const {
+    xyzz_t r;
+    r.X = X.canonical();
+    r.Y = Y.canonical();
+    r.ZZ = ZZ.canonical();
+    r.ZZZ = ZZZ.canonical();
+    return r;
+  }
   C2G_HD xyzz_t neg() const {
     xyzz_t r = *this;
     r.Y = Y.neg();

@@ -4,7 +4,10 @@
 // Representation: exactly gnark-crypto's in-memory fp.Element / fr.Element:
 // Montgomery form (x*R mod p, R = 2^384 resp. 2^256), little-endian limbs.
 // A [6]uint64 little-endian is the same bytes as [12]uint32 little-endian, so
-// gnark slices upload as raw memory. All values are kept fully reduced (< p).
+// gnark slices upload as raw memory. Fr values are kept fully reduced (< r);
+// Fp values lie in [0, 2p) inside the device (FpParams::lazy: a product
+// skips its final subtraction) and leave it reduced (mont::canonical: MSM
+// results, affine conversions, the self-test's outputs).
 #pragma once
 #include "arith.cuh"
 
@@ -15,6 +18,7 @@
 #endif
 
 #define FP_MOD { 0xffffaaabu, 0xb9feffffu, 0xb153ffffu, 0x1eabfffeu, 0xf6b0f624u, 0x6730d2a0u, 0xf38512bfu, 0x64774b84u, 0x434bacd7u, 0x4b1ba7b6u, 0x397fe69au, 0x1a0111eau }
+#define FP_MOD2 { 0xffff5556u, 0x73fdffffu, 0x62a7ffffu, 0x3d57fffdu, 0xed61ec48u, 0xce61a541u, 0xe70a257eu, 0xc8ee9709u, 0x869759aeu, 0x96374f6cu, 0x72ffcd34u, 0x340223d4u }
 #define FP_ONE { 0x0002fffdu, 0x76090000u, 0xc40c0002u, 0xebf4000bu, 0x53c758bau, 0x5f489857u, 0x70525745u, 0x77ce5853u, 0xa256ec6du, 0x5c071a97u, 0xfa80e493u, 0x15f65ec3u }
 #define FP_R2 { 0x1c341746u, 0xf4df1f34u, 0x09d104f1u, 0x0a76e6a6u, 0x4c95b6d5u, 0x8de5476cu, 0x939d83c0u, 0x67eb88a9u, 0xb519952du, 0x9a793e85u, 0x92cae3aau, 0x11988fe5u }
 #define FP_M0INV 0xfffcfffdu
@@ -38,10 +42,12 @@ namespace c2g {
 
 #if defined(__CUDACC__)
 static __constant__ uint32_t d_fp_mod[12] = FP_MOD;
+static __constant__ uint32_t d_fp_mod2[12] = FP_MOD2;
 static __constant__ uint32_t d_fr_mod[8] = FR_MOD;
 static __constant__ uint32_t d_fr_m0inv = FR_M0INV;
 #endif
 static const uint32_t h_fp_mod[12] = FP_MOD;
+static const uint32_t h_fp_mod2[12] = FP_MOD2;
 static const uint32_t h_fr_mod[8] = FR_MOD;
 
 // C2G_FP_MUL_CALL / C2G_FR_MUL_CALL (per compilation unit) make the device
@@ -62,6 +68,9 @@ struct FpParams {
   static constexpr int N = 12;
   static constexpr bool call_mul = C2G_FP_CALL;
   static constexpr bool sqr_rows = true;  // p < 2^(32N-2): mont::sqr_rows applies
+  // Values are kept in [0, 2p) (4p < 2^(32N)): products skip their final
+  // subtraction; see mont.
+  static constexpr bool lazy = true;
   static C2G_HD uint32_t m0inv() { return FP_M0INV; }  // -p^-1 mod 2^32
   static C2G_HD uint32_t mod(int i) {
 #ifdef __CUDA_ARCH__
@@ -70,12 +79,20 @@ struct FpParams {
     return h_fp_mod[i];
 #endif
   }
+  static C2G_HD uint32_t bound(int i) {  // 2p: the representation's bound
+#ifdef __CUDA_ARCH__
+    return d_fp_mod2[i];
+#else
+    return h_fp_mod2[i];
+#endif
+  }
 };
 
 struct FrParams {
   static constexpr int N = 8;
   static constexpr bool call_mul = C2G_FR_CALL;
   static constexpr bool sqr_rows = false;  // r > 2^254: squares are products
+  static constexpr bool lazy = false;      // 4r > 2^256: values stay < r
   // -p^-1 mod 2^32, read from constant memory on the device: with the
   // literal 0xffffffff the compiler negates t[0] instead of multiplying,
   // and ptxas then no longer fuses the product chains into 64-bit
@@ -95,6 +112,7 @@ struct FrParams {
     return h_fr_mod[i];
 #endif
   }
+  static C2G_HD uint32_t bound(int i) { return mod(i); }
 };
 
 template <class P>
@@ -123,35 +141,59 @@ struct mont {
     return r;
   }
 
+  // Zero in the field: with P::lazy the limbs hold 0 or p.
   C2G_HD bool is_zero() const {
-    uint32_t acc = 0;
+    uint32_t acc = 0, accp = 0;
     C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i];
+    if constexpr (P::lazy) {
+      C2G_UNROLL for (int i = 0; i < N; i++) accp |= v[i] ^ P::mod(i);
+      return acc == 0 || accp == 0;
+    }
     return acc == 0;
   }
   C2G_HD bool operator==(const mont& o) const {
+    if constexpr (P::lazy) return (*this - o).is_zero();
     uint32_t acc = 0;
     C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i] ^ o.v[i];
     return acc == 0;
   }
   C2G_HD bool operator!=(const mont& o) const { return !(*this == o); }
 
+  // The unique representative below p (what leaves the device; identical
+  // to *this unless P::lazy).
+  C2G_HD mont canonical() const {
+    if constexpr (P::lazy) return reduce_once(v);
+    return *this;
+  }
+
   // r = t - p if t >= p else t, for t < 2p given in N limbs.
-  static C2G_HD mont reduce_once(const uint32_t* t) {
+  static C2G_HD mont reduce_once(const uint32_t* t) { return reduce_by<false>(t); }
+  // r = t - B if t >= B else t, for t < 2B, B = p (BOUND false) or the
+  // representation's bound P::bound (2p when P::lazy).
+  template <bool BOUND>
+  static C2G_HD mont reduce_by(const uint32_t* t) {
     uint32_t u[N];
-    u[0] = ptx::sub_cc(t[0], P::mod(0));
-    C2G_UNROLL for (int i = 1; i < N; i++) u[i] = ptx::subc_cc(t[i], P::mod(i));
-    uint32_t keep = ptx::subc(0, 0);  // all ones when t < p
+    u[0] = ptx::sub_cc(t[0], BOUND ? P::bound(0) : P::mod(0));
+    C2G_UNROLL for (int i = 1; i < N; i++) u[i] = ptx::subc_cc(t[i], BOUND ? P::bound(i) : P::mod(i));
+    uint32_t keep = ptx::subc(0, 0);  // all ones when t < B
     mont r;
     C2G_UNROLL for (int i = 0; i < N; i++) r.v[i] = (t[i] & keep) | (u[i] & ~keep);
     return r;
   }
+  // A product's result: t < 2p; reduced below p unless P::lazy.
+  static C2G_HD mont product_result(const uint32_t* t) {
+    if constexpr (P::lazy) return from_limbs(t);
+    return reduce_once(t);
+  }
 
+  // Sums and differences stay below the bound B (p, or 2p when P::lazy):
+  // a + b < 2B < 2^(32N) (4p < 2^384 for Fp), reduced once by B.
   friend C2G_HD mont operator+(const mont& a, const mont& b) {
     uint32_t t[N];
     t[0] = ptx::add_cc(a.v[0], b.v[0]);
     C2G_UNROLL for (int i = 1; i < N - 1; i++) t[i] = ptx::addc_cc(a.v[i], b.v[i]);
-    t[N - 1] = ptx::addc(a.v[N - 1], b.v[N - 1]);  // 2p < 2^(32N): no carry out
-    return reduce_once(t);
+    t[N - 1] = ptx::addc(a.v[N - 1], b.v[N - 1]);  // 2B < 2^(32N): no carry out
+    return reduce_by<true>(t);
   }
 
   friend C2G_HD mont operator-(const mont& a, const mont& b) {
@@ -160,18 +202,21 @@ struct mont {
     C2G_UNROLL for (int i = 1; i < N; i++) t[i] = ptx::subc_cc(a.v[i], b.v[i]);
     uint32_t borrow = ptx::subc(0, 0);  // all ones when a < b
     mont r;
-    r.v[0] = ptx::add_cc(t[0], P::mod(0) & borrow);
-    C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::addc_cc(t[i], P::mod(i) & borrow);
-    r.v[N - 1] = ptx::addc(t[N - 1], P::mod(N - 1) & borrow);
+    r.v[0] = ptx::add_cc(t[0], P::bound(0) & borrow);
+    C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::addc_cc(t[i], P::bound(i) & borrow);
+    r.v[N - 1] = ptx::addc(t[N - 1], P::bound(N - 1) & borrow);
     return r;
   }
 
+  // B - a, and 0 for limbs 0 (p, zero as well, gives B - p = p).
   C2G_HD mont neg() const {
-    uint32_t nz = is_zero() ? 0u : 0xffffffffu;
+    uint32_t acc = 0;
+    C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i];
+    uint32_t nz = acc == 0 ? 0u : 0xffffffffu;
     mont r;
-    r.v[0] = ptx::sub_cc(P::mod(0) & nz, v[0]);
-    C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::subc_cc(P::mod(i) & nz, v[i]);
-    r.v[N - 1] = ptx::subc(P::mod(N - 1) & nz, v[N - 1]);
+    r.v[0] = ptx::sub_cc(P::bound(0) & nz, v[0]);
+    C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::subc_cc(P::bound(i) & nz, v[i]);
+    r.v[N - 1] = ptx::subc(P::bound(N - 1) & nz, v[N - 1]);
     return r;
   }
 
@@ -189,8 +234,10 @@ struct mont {
   // product and folding it into the m·p chains instead cut the SASS from
   // 768 to 704 instructions for Fp but made the G1 MSM 8 % and the NTT 7 %
   // slower on the H200: docs/perf/cuda.md, eighth session.) With
-  // p < 2^(32N-1): t < 2p after each row, every partial sum of a row fits in
-  // N+1 words, and u < 2^(32N).
+  // p < 2^(32N-1) and a, b < p: t < 2p after each row, every partial sum of
+  // a row fits in N+1 words, and u < 2^(32N). With P::lazy (a, b < 2p,
+  // 4p < 2^(32N)): t < a + p < 3p, u < 3p, and the result (ab + Mp)/R < 2p
+  // is kept as it is.
   friend C2G_HD mont operator*(const mont& a, const mont& b) {
 #if defined(__CUDA_ARCH__)
     if constexpr (P::call_mul) return mont_mul_call<P>(a, b);
@@ -201,24 +248,25 @@ struct mont {
     uint32_t t[N + 1];
     zero_frame(t);
     C2G_UNROLL for (int i = 0; i < N; i++) mul_row(t, a, b.v[i]);
-    return reduce_once(t);
+    return product_result(t);
   }
   // a^2/R mod p: the CIOS rows of mul with b = a, but each cross product
   // a_i a_j (i < j) computed once, in row i, against the limbs of 2a: row i
   // adds a_i * (a_i 2^(32i) + 2 sum_{j>i} a_j 2^(32j)), whose limbs are a_i
   // at i, a_{i+1} << 1 at i + 1 and d_j = (a_j << 1) | (a_{j-1} >> 31)
   // above (no limb N: a < p < 2^(32N-1)). N(N+1)/2 products of limbs
-  // instead of N^2 (78 instead of 144 for Fp; 512 SASS instructions instead
-  // of 768). The rows so far sum to less than 2^(32(i+1)) 2a, so with the
+  // instead of N^2 (78 instead of 144 for Fp; 488 SASS instructions instead
+  // of 744). The rows so far sum to less than 2^(32(i+1)) 2a, so with the
   // m·p terms each frame is < 2a + p, and u < 2a + p as well; for
-  // p < 2^(32N-2) (P::sqr_rows: Fp, not Fr) both fit N words. The result is
-  // the same (a^2 + M p)/R < 2p as mul's.
+  // p < 2^(32N-2) (P::sqr_rows: Fp, not Fr) both fit N words, also for
+  // P::lazy's a < 2p (5p < 2^(32N) as p < 2^381). The result is the same
+  // (a^2 + M p)/R < 2p as mul's.
   static C2G_HD mont sqr_rows(const mont& a) {
     uint32_t t[N + 1], d[N];
     zero_frame(t);
     doubled(a, d);
     C2G_UNROLL for (int i = 0; i < N; i++) sqr_row(t, a, d, i);
-    return reduce_once(t);
+    return product_result(t);
   }
   static C2G_HD void zero_frame(uint32_t* t) {
     C2G_UNROLL for (int i = 0; i <= N; i++) t[i] = 0;
@@ -317,7 +365,7 @@ struct mont {
   C2G_HD mont from_mont() const {
     mont one = zero();
     one.v[0] = 1;
-    return *this * one;
+    return (*this * one).canonical();
   }
 
   // this^e for an exponent given as little-endian 32-bit limbs (host or
@@ -366,6 +414,7 @@ struct fp2_t {
   static C2G_HD fp2_t zero() { return fp2_t{fp_t::zero(), fp_t::zero()}; }
   C2G_HD bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
   C2G_HD bool operator==(const fp2_t& o) const { return c0 == o.c0 && c1 == o.c1; }
+  C2G_HD fp2_t canonical() const { return fp2_t{c0.canonical(), c1.canonical()}; }
   friend C2G_HD fp2_t operator+(const fp2_t& a, const fp2_t& b) { return fp2_t{a.c0 + b.c0, a.c1 + b.c1}; }
   friend C2G_HD fp2_t operator-(const fp2_t& a, const fp2_t& b) { return fp2_t{a.c0 - b.c0, a.c1 - b.c1}; }
   C2G_HD fp2_t neg() const { return fp2_t{c0.neg(), c1.neg()}; }

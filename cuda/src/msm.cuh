@@ -366,7 +366,7 @@ __global__ void k_add_to(const xyzz_t<F>* a, const xyzz_t<F>* b, xyzz_t<F>* out)
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   xyzz_t<F> r = *a;
   if (b) r.add(*b);
-  *out = r;
+  *out = r.canonical();  // an MSM's result: canonical coordinates
 }
 
 // One step of a tree sum of `groups` arrays of cnt points each (stride
@@ -521,7 +521,8 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   }
   if (n2 == 0) {
     if (extra) {
-      CK(cudaMemcpyAsync(out, extra, sizeof(P), cudaMemcpyDeviceToDevice, st));
+      C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, extra, (const P*)nullptr, out);
+      CK_LAUNCH("k_add_to");
     } else {
       C2G_LAUNCH(k_set_inf<F>, 1, 1, 0, st, out);
       CK_LAUNCH("k_set_inf");
@@ -617,7 +618,8 @@ void msm_streamed(const affine_t<F>* host_bases, const fr_t* sc, uint64_t n, msm
     if (ci.window_bits > total.window_bits) total.window_bits = ci.window_bits;
   }
   tree_sum<F>(chunk_out, 0, 1, (uint32_t)chunks, st);
-  CK(cudaMemcpyAsync(out, chunk_out, sizeof(xyzz_t<F>), cudaMemcpyDeviceToDevice, st));
+  C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, chunk_out, (const xyzz_t<F>*)nullptr, out);
+  CK_LAUNCH("k_add_to");
   if (info) *info = total;
 }
 

@@ -34,23 +34,23 @@ C2G_HD void selftest_curve(int kind, const affine_t<F>& a, const affine_t<F>& b,
     case 0: {  // a + b through the mixed addition
       P r = P::from_affine(a);
       r.add_affine(b);
-      *out = r;
+      *out = r.canonical();
       break;
     }
     case 1: {  // 2a + 2b through the full addition (operands with ZZ != 1)
       P x = P::from_affine(a).dbl();
       P y = P::dbl_affine(b);
       x.add(y);
-      *out = x;
+      *out = x.canonical();
       break;
     }
     case 2: {  // 4a through two doublings
-      *out = P::from_affine(a).dbl().dbl();
+      *out = P::from_affine(a).dbl().dbl().canonical();
       break;
     }
     case 3: {  // k*a with k = the first 64 bits of b.X's raw limbs
       const uint32_t* k = raw_limbs(b.X);
-      *out = P::from_affine(a).mul_u64((uint64_t)k[0] | ((uint64_t)k[1] << 32));
+      *out = P::from_affine(a).mul_u64((uint64_t)k[0] | ((uint64_t)k[1] << 32)).canonical();
       break;
     }
   }
@@ -66,13 +66,13 @@ C2G_HD void selftest_op(int op, const uint8_t* in0, const uint8_t* in1, uint8_t*
 #define FPOP(T, name, expr)                 \
   case name: {                              \
     T a = *(const T*)p0, b = *(const T*)p1; \
-    *(T*)po = (expr);                       \
+    *(T*)po = (expr).canonical();           \
     break;                                  \
   }
 #define FPOP1(T, name, expr) \
   case name: {               \
     T a = *(const T*)p0;     \
-    *(T*)po = (expr);        \
+    *(T*)po = (expr).canonical(); \
     break;                   \
   }
     FPOP(fp_t, C2G_ST_FP_ADD, a + b)
