@@ -141,15 +141,20 @@ struct mont {
     return r;
   }
 
+  // Every limb 0 (the representative 0, not p).
+  C2G_HD bool limbs_zero() const {
+    uint32_t acc = 0;
+    C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i];
+    return acc == 0;
+  }
   // Zero in the field: with P::lazy the limbs hold 0 or p.
   C2G_HD bool is_zero() const {
-    uint32_t acc = 0, accp = 0;
-    C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i];
     if constexpr (P::lazy) {
+      uint32_t accp = 0;
       C2G_UNROLL for (int i = 0; i < N; i++) accp |= v[i] ^ P::mod(i);
-      return acc == 0 || accp == 0;
+      return limbs_zero() || accp == 0;
     }
-    return acc == 0;
+    return limbs_zero();
   }
   C2G_HD bool operator==(const mont& o) const {
     if constexpr (P::lazy) return (*this - o).is_zero();
@@ -210,9 +215,7 @@ struct mont {
 
   // B - a, and 0 for limbs 0 (p, zero as well, gives B - p = p).
   C2G_HD mont neg() const {
-    uint32_t acc = 0;
-    C2G_UNROLL for (int i = 0; i < N; i++) acc |= v[i];
-    uint32_t nz = acc == 0 ? 0u : 0xffffffffu;
+    uint32_t nz = limbs_zero() ? 0u : 0xffffffffu;
     mont r;
     r.v[0] = ptx::sub_cc(P::bound(0) & nz, v[0]);
     C2G_UNROLL for (int i = 1; i < N - 1; i++) r.v[i] = ptx::subc_cc(P::bound(i) & nz, v[i]);

@@ -30,30 +30,28 @@ C2G_HD bool selftest_sizes(int op, uint32_t* s0, uint32_t* s1, uint32_t* so) {
 template <class F>
 C2G_HD void selftest_curve(int kind, const affine_t<F>& a, const affine_t<F>& b, xyzz_t<F>* out) {
   using P = xyzz_t<F>;
+  P r;
   switch (kind) {
-    case 0: {  // a + b through the mixed addition
-      P r = P::from_affine(a);
+    case 0:  // a + b through the mixed addition
+      r = P::from_affine(a);
       r.add_affine(b);
-      *out = r.canonical();
       break;
-    }
-    case 1: {  // 2a + 2b through the full addition (operands with ZZ != 1)
-      P x = P::from_affine(a).dbl();
-      P y = P::dbl_affine(b);
-      x.add(y);
-      *out = x.canonical();
+    case 1:  // 2a + 2b through the full addition (operands with ZZ != 1)
+      r = P::from_affine(a).dbl();
+      r.add(P::dbl_affine(b));
       break;
-    }
-    case 2: {  // 4a through two doublings
-      *out = P::from_affine(a).dbl().dbl().canonical();
+    case 2:  // 4a through two doublings
+      r = P::from_affine(a).dbl().dbl();
       break;
-    }
     case 3: {  // k*a with k = the first 64 bits of b.X's raw limbs
       const uint32_t* k = raw_limbs(b.X);
-      *out = P::from_affine(a).mul_u64((uint64_t)k[0] | ((uint64_t)k[1] << 32)).canonical();
+      r = P::from_affine(a).mul_u64((uint64_t)k[0] | ((uint64_t)k[1] << 32));
       break;
     }
+    default:
+      return;
   }
+  *out = r.canonical();  // coordinates lie in [0, 2p) on the way (field.cuh)
 }
 
 C2G_HD void selftest_op(int op, const uint8_t* in0, const uint8_t* in1, uint8_t* out, uint64_t i) {
