@@ -18,7 +18,7 @@
 // checks against gnark-crypto); FP52_HOST=1 runs the same algorithm on the
 // host instead, with exact integer limb products (no GPU needed). The
 // timing runs chains of dependent products, one or two per thread, for
-// both products.
+// both products, and one chain of each per thread (do the pipes add up?).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DC2G_FP_MUL_CALL -I cuda/src \
 //     -o fp52 cuda/tools/fp52.cu && ./fp52
@@ -169,6 +169,22 @@ __global__ void k_chain32(fp_t* x, const fp_t* y, uint32_t iters) {
     for (int k = 0; k < CHAINS; k++) a[k] = a[k] * b;
   for (int k = 1; k < CHAINS; k++) a[0] = a[0] * a[k];
   x[t] = a[0];
+}
+
+// One chain on each multiplier per thread (IMAD: the library's product,
+// FP64: fp52), iters products in all: whether the two pipes add up.
+__global__ void k_mixed(fp_t* x32, const fp_t* y32, fp52* x52, const fp52* y52, uint32_t iters) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  fp_t a = y32[(t * 7) & 1023];
+  const fp_t b = y32[t & 1023];
+  fp52 c = y52[(t * 7 + 1) & 1023];
+  const fp52 d = y52[t & 1023];
+  for (uint32_t i = 0; i < iters / 2; i++) {
+    a = a * b;
+    c = mul52(c, d);
+  }
+  x32[t] = a;
+  x52[t] = c;
 }
 
 // ---- host: conversions through the library's 32-bit-limb arithmetic ----
@@ -351,5 +367,8 @@ int main() {
   row("fp52 (8 x 52-bit limbs, DFMA), 1", time([&](uint32_t it) { k_chain52<1><<<threads / 256, 256>>>(x52, y52, it); }), best52);
   row("fp52 (8 x 52-bit limbs, DFMA), 2", time([&](uint32_t it) { k_chain52<2><<<threads / 256, 256>>>(x52, y52, it); }), best52);
   printf("fp52 / library speed (best of each): %.2fx\n", best32 / best52);
+  double mixed = 1e30;
+  row("one chain on each: library + fp52", time([&](uint32_t it) { k_mixed<<<threads / 256, 256>>>(x32, y32, x52, y52, it); }), mixed);
+  printf("both multipliers / library alone: %.2fx\n", best32 / mixed);
   return bad ? 1 : 0;
 }
