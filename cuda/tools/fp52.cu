@@ -29,15 +29,8 @@
 #include <vector>
 
 #include "field.cuh"
+#include "tool.cuh"
 
-#define CK(x)                                                  \
-  do {                                                         \
-    cudaError_t e_ = (x);                                      \
-    if (e_ != cudaSuccess) {                                   \
-      fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_)); \
-      exit(1);                                                 \
-    }                                                          \
-  } while (0)
 
 using c2g::fp_t;
 
@@ -143,31 +136,22 @@ __global__ void k_check(const fp52* a, const fp52* b, fp52* out, uint32_t n) {
   if (t < n) out[t] = mul52(a[t], b[t]);
 }
 
+// The product of each representation, as one name for k_chain.
+__device__ __forceinline__ fp52 product(const fp52& a, const fp52& b) { return mul52(a, b); }
+__device__ __forceinline__ fp_t product(const fp_t& a, const fp_t& b) { return a * b; }
+
 // CHAINS independent chains of dependent products per thread (iters
 // products in all).
-template <int CHAINS>
-__global__ void k_chain52(fp52* x, const fp52* y, uint32_t iters) {
+template <class T, int CHAINS>
+__global__ void k_chain(T* x, const T* y, uint32_t iters) {
   const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  fp52 a[CHAINS];
+  T a[CHAINS];
   for (int k = 0; k < CHAINS; k++) a[k] = y[(t * 7 + k) & 1023];
-  const fp52 b = y[t & 1023];
+  const T b = y[t & 1023];
   for (uint32_t i = 0; i < iters / CHAINS; i++)
 #pragma unroll
-    for (int k = 0; k < CHAINS; k++) a[k] = mul52(a[k], b);
-  for (int k = 1; k < CHAINS; k++) a[0] = mul52(a[0], a[k]);
-  x[t] = a[0];
-}
-
-template <int CHAINS>
-__global__ void k_chain32(fp_t* x, const fp_t* y, uint32_t iters) {
-  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  fp_t a[CHAINS];
-  for (int k = 0; k < CHAINS; k++) a[k] = y[(t * 7 + k) & 1023];
-  const fp_t b = y[t & 1023];
-  for (uint32_t i = 0; i < iters / CHAINS; i++)
-#pragma unroll
-    for (int k = 0; k < CHAINS; k++) a[k] = a[k] * b;
-  for (int k = 1; k < CHAINS; k++) a[0] = a[0] * a[k];
+    for (int k = 0; k < CHAINS; k++) a[k] = product(a[k], b);
+  for (int k = 1; k < CHAINS; k++) a[0] = product(a[0], a[k]);
   x[t] = a[0];
 }
 
@@ -362,10 +346,10 @@ int main() {
     printf("%-44s %10.2f %14.1f\n", what, ms, prods / ms / 1e6);
     if (ms < best) best = ms;
   };
-  row("library (12 x 32-bit limbs, IMAD), 1", time([&](uint32_t it) { k_chain32<1><<<threads / 256, 256>>>(x32, y32, it); }), best32);
-  row("library (12 x 32-bit limbs, IMAD), 2", time([&](uint32_t it) { k_chain32<2><<<threads / 256, 256>>>(x32, y32, it); }), best32);
-  row("fp52 (8 x 52-bit limbs, DFMA), 1", time([&](uint32_t it) { k_chain52<1><<<threads / 256, 256>>>(x52, y52, it); }), best52);
-  row("fp52 (8 x 52-bit limbs, DFMA), 2", time([&](uint32_t it) { k_chain52<2><<<threads / 256, 256>>>(x52, y52, it); }), best52);
+  row("library (12 x 32-bit limbs, IMAD), 1", time([&](uint32_t it) { k_chain<fp_t, 1><<<threads / 256, 256>>>(x32, y32, it); }), best32);
+  row("library (12 x 32-bit limbs, IMAD), 2", time([&](uint32_t it) { k_chain<fp_t, 2><<<threads / 256, 256>>>(x32, y32, it); }), best32);
+  row("fp52 (8 x 52-bit limbs, DFMA), 1", time([&](uint32_t it) { k_chain<fp52, 1><<<threads / 256, 256>>>(x52, y52, it); }), best52);
+  row("fp52 (8 x 52-bit limbs, DFMA), 2", time([&](uint32_t it) { k_chain<fp52, 2><<<threads / 256, 256>>>(x52, y52, it); }), best52);
   printf("fp52 / library speed (best of each): %.2fx\n", best32 / best52);
   double mixed = 1e30;
   row("one chain on each: library + fp52", time([&](uint32_t it) { k_mixed<<<threads / 256, 256>>>(x32, y32, x52, y52, it); }), mixed);

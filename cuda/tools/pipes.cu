@@ -15,14 +15,7 @@
 #include <cstdlib>
 #include <random>
 
-#define CK(x)                                                              \
-  do {                                                                     \
-    cudaError_t e_ = (x);                                                  \
-    if (e_ != cudaSuccess) {                                               \
-      fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));             \
-      exit(1);                                                             \
-    }                                                                      \
-  } while (0)
+#include "tool.cuh"
 
 constexpr int CH = 8;  // independent chains per thread and pipe
 
