@@ -1,9 +1,11 @@
 // What the stand-alone probes in cuda/tools share: CK(call) prints a failed
-// CUDA runtime call with its error and exits.
+// CUDA runtime call with its error and exits (include after the library's
+// headers).
 #pragma once
 #include <cstdio>
 #include <cstdlib>
 
+#undef CK  // the library's own (common.cuh) throws; a probe just exits
 #define CK(x)                                                  \
   do {                                                         \
     cudaError_t e_ = (x);                                      \

@@ -1,0 +1,290 @@
+// affine_batch: how fast can G1 bucket additions go in affine coordinates
+// with batched inversions, against the library's XYZZ mixed additions
+// (docs/perf/cuda.md, ninth session)? The accumulation of the MSM runs its
+// IMAD pipe 88 % busy at 8M + 2S per addition; an affine addition whose
+// inversion is shared costs 5M + 1S plus its share of the inversion. A warp
+// instruction costs the same for 1 active lane as for 32, so the batch must
+// be per lane: here each lane owns B independent accumulators (affine, in
+// global memory) and adds one point to each per round, with one inversion
+// per lane and round (Montgomery's trick, prefix products in global
+// memory): by Fermat (f_inv, ~570 products on the IMAD pipe) or, with
+// -DAB_INV_GCD=1, by the binary extended Euclid (inv_gcd: shifts and
+// subtractions on the ALU pipe; checked against Fermat on the host first).
+// -DAB_MIN_BLOCKS=4 caps the kernel at 128 registers (4 warps per
+// scheduler). Points are gathered at random from a table of 2^24 distinct
+// points, as the MSM gathers its bases. The baseline adds the same number
+// of points into one XYZZ accumulator per lane (the library's add_affine, as
+// k_accumulate does). Every affine accumulator is checked on the device
+// against the XYZZ sum of its points; the output gives additions per second
+// for each. Equal x (doubling, P + (-P)) is left out: the table's points are
+// random multiples of G, so it does not occur.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DC2G_FP_MUL_CALL -DC2G_FP2_INLINE \
+//     -DC2G_POINT_INLINE -DAB_MIN_BLOCKS=4 -DAB_INV_GCD=1 -I cuda/src -o affine_batch \
+//     cuda/tools/affine_batch.cu && ./affine_batch
+#include <cstdint>
+#include <cstdio>
+
+#include "affine.cuh"
+#include "common.cuh"
+#include "tool.cuh"
+
+using namespace c2g;
+using g1 = affine_t<fp_t>;
+using xyzz = xyzz_t<fp_t>;
+
+constexpr uint32_t TABLE_LOG = 24;  // gathered table of 2^24 points (1.6 GB)
+
+__host__ __device__ __forceinline__ uint64_t mix64(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 33);
+}
+
+// lane t, accumulator j, round r: the point's index in the table. A random
+// start per (t, j), then an odd stride: an accumulator never meets the same
+// table entry twice.
+__device__ __forceinline__ uint32_t point_of(uint32_t t, uint32_t j, uint32_t r, uint32_t K) {
+  (void)K;
+  const uint32_t start = (uint32_t)mix64(((uint64_t)t << 32) | j);
+  return (start + r * 0x9E3779B1u) & ((1u << TABLE_LOG) - 1);
+}
+
+// table[i] = k_i G for a random 64-bit k_i: distinct points whose sums do
+// not meet another entry (an affine addition of equal x would need the
+// doubling formula, which this probe leaves out).
+__global__ void k_fill(g1* table) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= (1u << TABLE_LOG)) return;
+  const uint32_t gx[12] = G1_GEN_X, gy[12] = G1_GEN_Y;
+  const g1 G{fp_t::from_limbs(gx), fp_t::from_limbs(gy)};
+  table[t] = to_affine(xyzz::from_affine(G).mul_u64(mix64(t + 1) | 1));
+}
+
+// ---- inversion by the binary extended Euclid (shifts and subtractions:
+// the ALU pipe, which the products leave mostly idle), as an alternative
+// to Fermat (f_inv: ~570 products on the IMAD pipe). Variable time (the
+// lanes of a warp diverge on their branches); inputs are not secret here.
+
+constexpr int NL = 12;
+__host__ __device__ __forceinline__ bool is_one(const uint32_t* a) {
+  uint32_t o = a[0] ^ 1u;
+  for (int i = 1; i < NL; i++) o |= a[i];
+  return o == 0;
+}
+__host__ __device__ __forceinline__ void shr1(uint32_t* a) {
+  for (int i = 0; i < NL - 1; i++) a[i] = (a[i] >> 1) | (a[i + 1] << 31);
+  a[NL - 1] >>= 1;
+}
+// x/2 mod p for x < p (x + p < 2^382 fits)
+__host__ __device__ __forceinline__ void half_mod(uint32_t* x) {
+  if (x[0] & 1) {
+    uint64_t c = 0;
+    for (int i = 0; i < NL; i++) {
+      c += (uint64_t)x[i] + FpParams::mod(i);
+      x[i] = (uint32_t)c;
+      c >>= 32;
+    }
+  }
+  shr1(x);
+}
+// a -= b; returns the borrow
+__host__ __device__ __forceinline__ uint32_t sub_n(uint32_t* a, const uint32_t* b) {
+  uint64_t br = 0;
+  for (int i = 0; i < NL; i++) {
+    const uint64_t d = (uint64_t)a[i] - b[i] - br;
+    a[i] = (uint32_t)d;
+    br = (d >> 63) & 1;
+  }
+  return (uint32_t)br;
+}
+__host__ __device__ __forceinline__ void add_p(uint32_t* a) {
+  uint64_t c = 0;
+  for (int i = 0; i < NL; i++) {
+    c += (uint64_t)a[i] + FpParams::mod(i);
+    a[i] = (uint32_t)c;
+    c >>= 32;
+  }
+}
+// x = x - y mod p (x, y < p)
+__host__ __device__ __forceinline__ void sub_mod(uint32_t* x, const uint32_t* y) {
+  if (sub_n(x, y)) add_p(x);
+}
+__host__ __device__ __forceinline__ bool geq(const uint32_t* a, const uint32_t* b) {
+  for (int i = NL - 1; i >= 0; i--)
+    if (a[i] != b[i]) return a[i] > b[i];
+  return true;
+}
+
+// 1/x for x in Montgomery form (x R, nonzero): the binary Euclid gives
+// (x R)^-1 as an integer; times R^3 (Montgomery product with r3) is x^-1 R.
+__host__ __device__ fp_t inv_gcd(const fp_t& x, const fp_t& r3) {
+  const fp_t c = x.canonical();
+  uint32_t u[NL], v[NL], x1[NL], x2[NL];
+  for (int i = 0; i < NL; i++) {
+    u[i] = c.v[i];
+    v[i] = FpParams::mod(i);
+    x1[i] = i == 0;
+    x2[i] = 0;
+  }
+  while (!is_one(u) && !is_one(v)) {
+    while (!(u[0] & 1)) {
+      shr1(u);
+      half_mod(x1);
+    }
+    while (!(v[0] & 1)) {
+      shr1(v);
+      half_mod(x2);
+    }
+    if (geq(u, v)) {
+      sub_n(u, v);
+      sub_mod(x1, x2);
+    } else {
+      sub_n(v, u);
+      sub_mod(x2, x1);
+    }
+  }
+  return fp_t::from_limbs(is_one(u) ? x1 : x2) * r3;
+}
+
+#ifndef AB_INV_GCD
+#define AB_INV_GCD 0  // 1: the batch inversions by inv_gcd instead of f_inv
+#endif
+
+// Baseline: B*K points into one XYZZ accumulator per lane.
+__global__ void __launch_bounds__(128) k_xyzz(const g1* __restrict__ table, uint32_t B, uint32_t K, xyzz* out) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  xyzz acc = xyzz::inf();
+  for (uint32_t j = 0; j < B; j++)
+    for (uint32_t r = 0; r < K; r++) acc.add_affine(ldg_vec(table + point_of(t, j, r, K)));
+  out[t] = acc;
+}
+
+// Batch-affine: lane t owns accumulators j < B (ax/ay[j*T + t]); round r
+// adds point (t, j, r) to each, one inversion per lane and round.
+#ifndef AB_MIN_BLOCKS
+#define AB_MIN_BLOCKS 1  // 4: at most 128 registers, 4 warps per scheduler
+#endif
+__global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const g1* __restrict__ table, uint32_t B, uint32_t K,
+                                                               fp_t* ax, fp_t* ay, fp_t* pf, fp_t r3) {
+  const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (uint32_t j = 0; j < B; j++) {
+    const g1 p = ldg_vec(table + point_of(t, j, 0, K));
+    ax[j * T + t] = p.X;
+    ay[j * T + t] = p.Y;
+  }
+  for (uint32_t r = 1; r < K; r++) {
+    fp_t prod = field_consts<fp_t>::one();
+    for (uint32_t j = 0; j < B; j++) {
+      const fp_t px = ldg_vec(table + point_of(t, j, r, K)).X;
+      prod = prod * (px - ax[j * T + t]);
+      pf[j * T + t] = prod;
+    }
+    fp_t inv = AB_INV_GCD ? inv_gcd(prod, r3) : f_inv(prod);
+    for (uint32_t j = B; j-- > 0;) {
+      const g1 p = ldg_vec(table + point_of(t, j, r, K));
+      const fp_t x1 = ax[j * T + t], y1 = ay[j * T + t];
+      const fp_t d = p.X - x1;
+      const fp_t dinv = j ? inv * pf[(j - 1) * T + t] : inv;
+      inv = inv * d;
+      const fp_t l = (p.Y - y1) * dinv;
+      const fp_t x3 = l.sqr() - x1 - p.X;
+      ay[j * T + t] = l * (x1 - x3) - y1;
+      ax[j * T + t] = x3;
+    }
+  }
+}
+
+// Each (lane, accumulator) against the XYZZ sum of its K points.
+__global__ void k_check(const g1* __restrict__ table, uint32_t B, uint32_t K, const fp_t* ax, const fp_t* ay,
+                        uint32_t* bad) {
+  const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (uint32_t j = 0; j < B; j++) {
+    xyzz acc = xyzz::inf();
+    for (uint32_t r = 0; r < K; r++) acc.add_affine(table[point_of(t, j, r, K)]);
+    const bool ok = !acc.is_inf() && (acc.X - ax[j * T + t] * acc.ZZ).is_zero() &&
+                    (acc.Y - ay[j * T + t] * acc.ZZZ).is_zero();
+    if (!ok) atomicAdd(bad, 1u);
+  }
+}
+
+int main() {
+  // R^3 mod p = R^2 * R^2 / R, and a host check of inv_gcd against Fermat
+  const uint32_t r2l[12] = FP_R2;
+  const fp_t r2 = fp_t::from_limbs(r2l), r3 = fp_t::mul(r2, r2).canonical();
+  {
+    uint32_t wrong = 0;
+    fp_t x = r2;
+    uint32_t e[12] = FP_MOD;
+    e[0] -= 2;
+    for (int i = 0; i < 200; i++) {
+      x = fp_t::mul(x, x) + r2;  // pseudo-random nonzero elements (with probability 1 - 2^-370)
+      const fp_t a = inv_gcd(x, r3), b = x.pow_limbs(e, 12, field_consts<fp_t>::one());
+      if (!(a == b) || !(fp_t::mul(a, x) == field_consts<fp_t>::one())) wrong++;
+    }
+    printf("inv_gcd on the host: %u of 200 wrong\n", wrong);
+    if (wrong) return 1;
+  }
+  g1* table;
+  CK(cudaMalloc(&table, (1ull << TABLE_LOG) * sizeof(g1)));
+  k_fill<<<(1u << TABLE_LOG) / 128, 128>>>(table);
+  CK(cudaDeviceSynchronize());
+  CK(cudaGetLastError());
+
+  const uint32_t T = 1u << 16, threads = 128, blocks = T / threads;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  auto timed = [&](auto launch) {
+    CK(cudaEventRecord(e0));
+    launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaGetLastError());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return (double)ms;
+  };
+  xyzz* out;
+  CK(cudaMalloc(&out, T * sizeof(xyzz)));
+  uint32_t* bad;
+  CK(cudaMallocManaged(&bad, sizeof(uint32_t)));
+  printf("%-44s %10s %16s\n", "G1 additions (2^16 lanes, random gathers)", "ms", "G additions/s");
+  // the baseline: 2^27 additions (one window of the H MSM), 2,048 per lane
+  k_xyzz<<<blocks, threads>>>(table, 64, 4, out);  // warm-up
+  const double base = timed([&] { k_xyzz<<<blocks, threads>>>(table, 64, 32, out); });
+  printf("%-44s %10.2f %16.2f\n", "XYZZ mixed additions (library)", base, (double)(1u << 27) / base / 1e6);
+  // batch-affine: B accumulators per lane, K points each (K - 1 additions)
+  // (B, K) pairs; the same B at two K gives the rate of the rounds alone
+  // (the first point of every accumulator is a load, not an addition)
+  // {256, 8}: 2^27 points, one window of the H MSM, as the baseline's
+  const uint32_t shapes[][2] = {{64, 33}, {256, 8}, {256, 3}, {256, 17}, {1024, 3}, {1024, 9}, {2048, 3}, {2048, 5}};
+  double prev_ms = 0, prev_adds = 0;
+  uint32_t prev_b = 0;
+  for (const auto& sh : shapes) {
+    const uint32_t B = sh[0], K = sh[1];
+    fp_t *ax, *ay, *pf;
+    const size_t bytes = (size_t)B * T * sizeof(fp_t);
+    CK(cudaMalloc(&ax, bytes));
+    CK(cudaMalloc(&ay, bytes));
+    CK(cudaMalloc(&pf, bytes));
+    const double ms = timed([&] { k_affine<<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
+    *bad = 0;
+    k_check<<<blocks, threads>>>(table, B, K, ax, ay, bad);
+    CK(cudaDeviceSynchronize());
+    const double adds = (double)T * B * (K - 1);
+    char what[64];
+    snprintf(what, sizeof what, "batch-affine, B = %u per lane, %u rounds", B, K - 1);
+    printf("%-44s %10.2f %16.2f   %u of %u sums wrong\n", what, ms, adds / ms / 1e6, *bad, T * B);
+    if (B == prev_b)
+      printf("%-44s %10s %16.2f   (%.2fx the XYZZ rate)\n", "  ... the extra rounds alone", "",
+             (adds - prev_adds) / (ms - prev_ms) / 1e6, (adds - prev_adds) / (ms - prev_ms) / ((double)(1u << 27) / base));
+    prev_b = B, prev_ms = ms, prev_adds = adds;
+    CK(cudaFree(ax));
+    CK(cudaFree(ay));
+    CK(cudaFree(pf));
+  }
+  return 0;
+}
