@@ -14,9 +14,11 @@
 // scheduler). Points are gathered at random from a table of 2^24 distinct
 // points, as the MSM gathers its bases. The baseline adds the same number
 // of points into one XYZZ accumulator per lane (the library's add_affine, as
-// k_accumulate does). Every affine accumulator is checked on the device
-// against the XYZZ sum of its points; the output gives additions per second
-// for each. Equal x (doubling, P + (-P)) is left out: the table's points are
+// k_accumulate does); a first run compares at equal work (each lane's
+// 2,048 points to one sum: XYZZ, or batch-affine then an XYZZ merge of the
+// lane's partial sums, the two sums compared). Every affine accumulator is
+// checked on the device against the XYZZ sum of its points; the output
+// gives additions per second for each. Equal x (doubling, P + (-P)) is left out: the table's points are
 // random multiples of G, so it does not occur.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DC2G_FP_MUL_CALL -DC2G_FP2_INLINE \
@@ -197,6 +199,22 @@ __global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const g1* __restr
   }
 }
 
+// The lane's B partial sums merged into one (XYZZ mixed additions): with
+// k_affine, the same work as k_xyzz's B*K points per lane.
+__global__ void __launch_bounds__(128) k_merge(uint32_t B, const fp_t* ax, const fp_t* ay, xyzz* out) {
+  const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+  xyzz acc = xyzz::inf();
+  for (uint32_t j = 0; j < B; j++) acc.add_affine(g1{ax[j * T + t], ay[j * T + t]});
+  out[t] = acc;
+}
+
+// Lanes whose two XYZZ sums differ (cross-multiplied coordinates).
+__global__ void k_same(const xyzz* a, const xyzz* b, uint32_t* bad) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  const xyzz p = a[t], q = b[t];
+  if (!(p.X * q.ZZ == q.X * p.ZZ) || !(p.Y * q.ZZZ == q.Y * p.ZZZ) || p.is_inf() != q.is_inf()) atomicAdd(bad, 1u);
+}
+
 // Each (lane, accumulator) against the XYZZ sum of its K points.
 __global__ void k_check(const g1* __restrict__ table, uint32_t B, uint32_t K, const fp_t* ax, const fp_t* ay,
                         uint32_t* bad) {
@@ -257,6 +275,32 @@ int main() {
   const double base = timed([&] { k_xyzz<<<blocks, threads>>>(table, 64, 32, out); });
   printf("%-44s %10.2f %16.2f\n", "XYZZ mixed additions (library)", base, (double)(1u << 27) / base / 1e6);
   // batch-affine: B accumulators per lane, K points each (K - 1 additions)
+  // Equal work, one 2^27-point window: 2,048 points per lane summed to one
+  // point, by XYZZ additions, or by 256 batch-affine accumulators of 8
+  // points each and then their merge; both sums compared.
+  {
+    const uint32_t B = 256, K = 8;
+    fp_t *ax, *ay, *pf;
+    const size_t bytes = (size_t)B * T * sizeof(fp_t);
+    CK(cudaMalloc(&ax, bytes));
+    CK(cudaMalloc(&ay, bytes));
+    CK(cudaMalloc(&pf, bytes));
+    xyzz* out2;
+    CK(cudaMalloc(&out2, T * sizeof(xyzz)));
+    const double tx = timed([&] { k_xyzz<<<blocks, threads>>>(table, B, K, out); });
+    const double ta = timed([&] { k_affine<<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
+    const double tm = timed([&] { k_merge<<<blocks, threads>>>(B, ax, ay, out2); });
+    *bad = 0;
+    k_same<<<blocks, threads>>>(out, out2, bad);
+    CK(cudaDeviceSynchronize());
+    printf("%-44s %10.2f\n", "window, XYZZ (256 x 8 points per lane)", tx);
+    printf("%-44s %10.2f   (%.2f + merge %.2f; %.2fx; %u of %u lane sums differ)\n",
+           "window, batch-affine + XYZZ merge", ta + tm, ta, tm, tx / (ta + tm), *bad, T);
+    CK(cudaFree(ax));
+    CK(cudaFree(ay));
+    CK(cudaFree(pf));
+    CK(cudaFree(out2));
+  }
   // (B, K) pairs; the same B at two K gives the rate of the rounds alone
   // (the first point of every accumulator is a load, not an addition)
   // {256, 8}: 2^27 points, one window of the H MSM, as the baseline's
