@@ -1,39 +1,39 @@
-// affine_batch: how fast can G1 bucket additions go in affine coordinates
-// with batched inversions, against the library's XYZZ mixed additions
-// (docs/perf/cuda.md, ninth session)? The accumulation of the MSM runs its
-// IMAD pipe 88 % busy at 8M + 2S per addition; an affine addition whose
-// inversion is shared costs 5M + 1S plus its share of the inversion. A warp
-// instruction costs the same for 1 active lane as for 32, so the batch must
-// be per lane: here each lane owns B independent accumulators (affine, in
-// global memory) and adds one point to each per round, with one inversion
-// per lane and round (Montgomery's trick, prefix products in global
-// memory): by Fermat (f_inv, ~570 products on the IMAD pipe) or, with
-// -DAB_INV_GCD=1, by the binary extended Euclid (inv_gcd: shifts and
-// subtractions on the ALU pipe; checked against Fermat on the host first).
-// -DAB_MIN_BLOCKS=4 caps the kernel at 128 registers (4 warps per
-// scheduler). Points are gathered at random from a table of 2^24 distinct
-// points, as the MSM gathers its bases. The baseline adds the same number
-// of points into one XYZZ accumulator per lane (the library's add_affine, as
-// k_accumulate does); a first run compares at equal work (each lane's
-// 2,048 points to one sum: XYZZ, or batch-affine then an XYZZ merge of the
-// lane's partial sums, the two sums compared). Every affine accumulator is
-// checked on the device against the XYZZ sum of its points; the output
-// gives additions per second for each. Equal x (doubling, P + (-P)) is left out: the table's points are
-// random multiples of G, so it does not occur.
+// affine_batch: how fast can G1 (and G2) bucket additions go in affine
+// coordinates with batched inversions, against the library's XYZZ mixed
+// additions (docs/perf/cuda.md, ninth session)? The accumulation of the MSM
+// runs its IMAD pipe 88 % busy at 8M + 2S per addition; an affine addition
+// whose inversion is shared costs 5M + 1S plus its share of the inversion.
+// A warp instruction costs the same for 1 active lane as for 32, so the
+// batch must be per lane: here each lane owns B independent accumulators
+// (affine, in global memory) and adds one point to each per round, with one
+// inversion per lane and round (Montgomery's trick, prefix products in
+// global memory): by Fermat (f_inv, ~570 products on the IMAD pipe) or,
+// with -DAB_INV_GCD=1, by the binary extended Euclid (inv_gcd: shifts and
+// subtractions on the ALU pipe; checked against Fermat on the host first;
+// G2's Fp2 inverse goes through the norm). -DAB_MIN_BLOCKS=4 caps the
+// kernel at 128 registers (4 warps per scheduler). Points are gathered at
+// random from a table of 2^24 distinct points, as the MSM gathers its
+// bases. The baseline adds the same number of points into one XYZZ
+// accumulator per lane (the library's add_affine, as k_accumulate does).
+// For each group a first run compares at equal work (each lane's 2,048
+// points to one sum: XYZZ, or batch-affine then an XYZZ merge of the lane's
+// partial sums; the two sums compared); for G1 a sweep over (B, K) follows,
+// every affine accumulator checked on the device against the XYZZ sum of
+// its points. Equal x (doubling, P + (-P)) is left out: the table's points
+// are random multiples of G, so it does not occur.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -DC2G_FP_MUL_CALL -DC2G_FP2_INLINE \
 //     -DC2G_POINT_INLINE -DAB_MIN_BLOCKS=4 -DAB_INV_GCD=1 -I cuda/src -o affine_batch \
 //     cuda/tools/affine_batch.cu && ./affine_batch
 #include <cstdint>
 #include <cstdio>
+#include <string>
 
 #include "affine.cuh"
 #include "common.cuh"
 #include "tool.cuh"
 
 using namespace c2g;
-using g1 = affine_t<fp_t>;
-using xyzz = xyzz_t<fp_t>;
 
 constexpr uint32_t TABLE_LOG = 24;  // gathered table of 2^24 points (1.6 GB)
 
@@ -54,15 +54,29 @@ __device__ __forceinline__ uint32_t point_of(uint32_t t, uint32_t j, uint32_t r,
   return (start + r * 0x9E3779B1u) & ((1u << TABLE_LOG) - 1);
 }
 
+// The group's generator (G1 over Fp, G2 over Fp2).
+template <class F>
+__device__ affine_t<F> generator();
+template <>
+__device__ affine_t<fp_t> generator<fp_t>() {
+  const uint32_t x[12] = G1_GEN_X, y[12] = G1_GEN_Y;
+  return affine_t<fp_t>{fp_t::from_limbs(x), fp_t::from_limbs(y)};
+}
+template <>
+__device__ affine_t<fp2_t> generator<fp2_t>() {
+  const uint32_t x0[12] = G2_GEN_X0, x1[12] = G2_GEN_X1, y0[12] = G2_GEN_Y0, y1[12] = G2_GEN_Y1;
+  return affine_t<fp2_t>{fp2_t{fp_t::from_limbs(x0), fp_t::from_limbs(x1)},
+                         fp2_t{fp_t::from_limbs(y0), fp_t::from_limbs(y1)}};
+}
+
 // table[i] = k_i G for a random 64-bit k_i: distinct points whose sums do
 // not meet another entry (an affine addition of equal x would need the
 // doubling formula, which this probe leaves out).
-__global__ void k_fill(g1* table) {
+template <class F>
+__global__ void k_fill(affine_t<F>* table) {
   const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= (1u << TABLE_LOG)) return;
-  const uint32_t gx[12] = G1_GEN_X, gy[12] = G1_GEN_Y;
-  const g1 G{fp_t::from_limbs(gx), fp_t::from_limbs(gy)};
-  table[t] = to_affine(xyzz::from_affine(G).mul_u64(mix64(t + 1) | 1));
+  table[t] = to_affine(xyzz_t<F>::from_affine(generator<F>()).mul_u64(mix64(t + 1) | 1));
 }
 
 // ---- inversion by the binary extended Euclid (shifts and subtractions:
@@ -155,10 +169,19 @@ __host__ __device__ fp_t inv_gcd(const fp_t& x, const fp_t& r3) {
 #define AB_INV_GCD 0  // 1: the batch inversions by inv_gcd instead of f_inv
 #endif
 
+__device__ __forceinline__ fp_t inverse(const fp_t& x, const fp_t& r3) { return AB_INV_GCD ? inv_gcd(x, r3) : f_inv(x); }
+// 1/(a + b u) = (a - b u) / (a^2 + b^2)
+__device__ __forceinline__ fp2_t inverse(const fp2_t& x, const fp_t& r3) {
+  const fp_t n = inverse(x.c0.sqr() + x.c1.sqr(), r3);
+  return fp2_t{x.c0 * n, (x.c1 * n).neg()};
+}
+
 // Baseline: B*K points into one XYZZ accumulator per lane.
-__global__ void __launch_bounds__(128) k_xyzz(const g1* __restrict__ table, uint32_t B, uint32_t K, xyzz* out) {
+template <class F>
+__global__ void __launch_bounds__(128) k_xyzz(const affine_t<F>* __restrict__ table, uint32_t B, uint32_t K,
+                                              xyzz_t<F>* out) {
   const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  xyzz acc = xyzz::inf();
+  xyzz_t<F> acc = xyzz_t<F>::inf();
   for (uint32_t j = 0; j < B; j++)
     for (uint32_t r = 0; r < K; r++) acc.add_affine(ldg_vec(table + point_of(t, j, r, K)));
   out[t] = acc;
@@ -169,30 +192,31 @@ __global__ void __launch_bounds__(128) k_xyzz(const g1* __restrict__ table, uint
 #ifndef AB_MIN_BLOCKS
 #define AB_MIN_BLOCKS 1  // 4: at most 128 registers, 4 warps per scheduler
 #endif
-__global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const g1* __restrict__ table, uint32_t B, uint32_t K,
-                                                               fp_t* ax, fp_t* ay, fp_t* pf, fp_t r3) {
+template <class F>
+__global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const affine_t<F>* __restrict__ table, uint32_t B,
+                                                               uint32_t K, F* ax, F* ay, F* pf, fp_t r3) {
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
   for (uint32_t j = 0; j < B; j++) {
-    const g1 p = ldg_vec(table + point_of(t, j, 0, K));
+    const affine_t<F> p = ldg_vec(table + point_of(t, j, 0, K));
     ax[j * T + t] = p.X;
     ay[j * T + t] = p.Y;
   }
   for (uint32_t r = 1; r < K; r++) {
-    fp_t prod = field_consts<fp_t>::one();
+    F prod = field_consts<F>::one();
     for (uint32_t j = 0; j < B; j++) {
-      const fp_t px = ldg_vec(table + point_of(t, j, r, K)).X;
+      const F px = ldg_vec(table + point_of(t, j, r, K)).X;
       prod = prod * (px - ax[j * T + t]);
       pf[j * T + t] = prod;
     }
-    fp_t inv = AB_INV_GCD ? inv_gcd(prod, r3) : f_inv(prod);
+    F inv = inverse(prod, r3);
     for (uint32_t j = B; j-- > 0;) {
-      const g1 p = ldg_vec(table + point_of(t, j, r, K));
-      const fp_t x1 = ax[j * T + t], y1 = ay[j * T + t];
-      const fp_t d = p.X - x1;
-      const fp_t dinv = j ? inv * pf[(j - 1) * T + t] : inv;
+      const affine_t<F> p = ldg_vec(table + point_of(t, j, r, K));
+      const F x1 = ax[j * T + t], y1 = ay[j * T + t];
+      const F d = p.X - x1;
+      const F dinv = j ? inv * pf[(j - 1) * T + t] : inv;
       inv = inv * d;
-      const fp_t l = (p.Y - y1) * dinv;
-      const fp_t x3 = l.sqr() - x1 - p.X;
+      const F l = (p.Y - y1) * dinv;
+      const F x3 = l.sqr() - x1 - p.X;
       ay[j * T + t] = l * (x1 - x3) - y1;
       ax[j * T + t] = x3;
     }
@@ -201,31 +225,131 @@ __global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const g1* __restr
 
 // The lane's B partial sums merged into one (XYZZ mixed additions): with
 // k_affine, the same work as k_xyzz's B*K points per lane.
-__global__ void __launch_bounds__(128) k_merge(uint32_t B, const fp_t* ax, const fp_t* ay, xyzz* out) {
+template <class F>
+__global__ void __launch_bounds__(128) k_merge(uint32_t B, const F* ax, const F* ay, xyzz_t<F>* out) {
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
-  xyzz acc = xyzz::inf();
-  for (uint32_t j = 0; j < B; j++) acc.add_affine(g1{ax[j * T + t], ay[j * T + t]});
+  xyzz_t<F> acc = xyzz_t<F>::inf();
+  for (uint32_t j = 0; j < B; j++) acc.add_affine(affine_t<F>{ax[j * T + t], ay[j * T + t]});
   out[t] = acc;
 }
 
 // Lanes whose two XYZZ sums differ (cross-multiplied coordinates).
-__global__ void k_same(const xyzz* a, const xyzz* b, uint32_t* bad) {
+template <class F>
+__global__ void k_same(const xyzz_t<F>* a, const xyzz_t<F>* b, uint32_t* bad) {
   const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  const xyzz p = a[t], q = b[t];
+  const xyzz_t<F> p = a[t], q = b[t];
   if (!(p.X * q.ZZ == q.X * p.ZZ) || !(p.Y * q.ZZZ == q.Y * p.ZZZ) || p.is_inf() != q.is_inf()) atomicAdd(bad, 1u);
 }
 
 // Each (lane, accumulator) against the XYZZ sum of its K points.
-__global__ void k_check(const g1* __restrict__ table, uint32_t B, uint32_t K, const fp_t* ax, const fp_t* ay,
+template <class F>
+__global__ void k_check(const affine_t<F>* __restrict__ table, uint32_t B, uint32_t K, const F* ax, const F* ay,
                         uint32_t* bad) {
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
   for (uint32_t j = 0; j < B; j++) {
-    xyzz acc = xyzz::inf();
+    xyzz_t<F> acc = xyzz_t<F>::inf();
     for (uint32_t r = 0; r < K; r++) acc.add_affine(table[point_of(t, j, r, K)]);
     const bool ok = !acc.is_inf() && (acc.X - ax[j * T + t] * acc.ZZ).is_zero() &&
                     (acc.Y - ay[j * T + t] * acc.ZZZ).is_zero();
     if (!ok) atomicAdd(bad, 1u);
   }
+}
+
+// Times and checks the additions of one group (sweep: also the (B, K) table).
+template <class F>
+void run(const char* name, const fp_t& r3, bool sweep) {
+  affine_t<F>* table;
+  CK(cudaMalloc(&table, (1ull << TABLE_LOG) * sizeof(affine_t<F>)));
+  k_fill<F><<<(1u << TABLE_LOG) / 128, 128>>>(table);
+  CK(cudaDeviceSynchronize());
+  CK(cudaGetLastError());
+
+  const uint32_t T = 1u << 16, threads = 128, blocks = T / threads;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  auto timed = [&](auto launch) {
+    CK(cudaEventRecord(e0));
+    launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaGetLastError());
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return (double)ms;
+  };
+  xyzz_t<F>* out;
+  CK(cudaMalloc(&out, T * sizeof(xyzz_t<F>)));
+  uint32_t* bad;
+  CK(cudaMallocManaged(&bad, sizeof(uint32_t)));
+  printf("%-44s %10s %16s\n", (std::string(name) + " additions (2^16 lanes, random gathers)").c_str(), "ms", "G additions/s");
+  // the baseline: 2^27 additions (one window of the H MSM), 2,048 per lane
+  k_xyzz<F><<<blocks, threads>>>(table, 64, 4, out);  // warm-up
+  const double base = timed([&] { k_xyzz<F><<<blocks, threads>>>(table, 64, 32, out); });
+  printf("%-44s %10.2f %16.2f\n", "XYZZ mixed additions (library)", base, (double)(1u << 27) / base / 1e6);
+  // batch-affine: B accumulators per lane, K points each (K - 1 additions)
+  // Equal work, one 2^27-point window: 2,048 points per lane summed to one
+  // point, by XYZZ additions, or by 256 batch-affine accumulators of 8
+  // points each and then their merge; both sums compared.
+  {
+    const uint32_t B = 256, K = 8;
+    F *ax, *ay, *pf;
+    const size_t bytes = (size_t)B * T * sizeof(F);
+    CK(cudaMalloc(&ax, bytes));
+    CK(cudaMalloc(&ay, bytes));
+    CK(cudaMalloc(&pf, bytes));
+    xyzz_t<F>* out2;
+    CK(cudaMalloc(&out2, T * sizeof(xyzz_t<F>)));
+    const double tx = timed([&] { k_xyzz<F><<<blocks, threads>>>(table, B, K, out); });
+    const double ta = timed([&] { k_affine<F><<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
+    const double tm = timed([&] { k_merge<F><<<blocks, threads>>>(B, ax, ay, out2); });
+    *bad = 0;
+    k_same<F><<<blocks, threads>>>(out, out2, bad);
+    CK(cudaDeviceSynchronize());
+    printf("%-44s %10.2f\n", "window, XYZZ (256 x 8 points per lane)", tx);
+    printf("%-44s %10.2f   (%.2f + merge %.2f; %.2fx; %u of %u lane sums differ)\n",
+           "window, batch-affine + XYZZ merge", ta + tm, ta, tm, tx / (ta + tm), *bad, T);
+    CK(cudaFree(ax));
+    CK(cudaFree(ay));
+    CK(cudaFree(pf));
+    CK(cudaFree(out2));
+  }
+  // (B, K) pairs; the same B at two K gives the rate of the rounds alone
+  // (the first point of every accumulator is a load, not an addition)
+  // {256, 8}: 2^27 points, one window of the H MSM, as the baseline's
+  if (!sweep) {
+    CK(cudaFree(table));
+    CK(cudaFree(out));
+    return;
+  }
+  const uint32_t shapes[][2] = {{64, 33}, {256, 8}, {256, 3}, {256, 17}, {1024, 3}, {1024, 9}, {2048, 3}, {2048, 5}};
+  double prev_ms = 0, prev_adds = 0;
+  uint32_t prev_b = 0;
+  for (const auto& sh : shapes) {
+    const uint32_t B = sh[0], K = sh[1];
+    F *ax, *ay, *pf;
+    const size_t bytes = (size_t)B * T * sizeof(F);
+    CK(cudaMalloc(&ax, bytes));
+    CK(cudaMalloc(&ay, bytes));
+    CK(cudaMalloc(&pf, bytes));
+    const double ms = timed([&] { k_affine<F><<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
+    *bad = 0;
+    k_check<F><<<blocks, threads>>>(table, B, K, ax, ay, bad);
+    CK(cudaDeviceSynchronize());
+    const double adds = (double)T * B * (K - 1);
+    char what[64];
+    snprintf(what, sizeof what, "batch-affine, B = %u per lane, %u rounds", B, K - 1);
+    printf("%-44s %10.2f %16.2f   %u of %u sums wrong\n", what, ms, adds / ms / 1e6, *bad, T * B);
+    if (B == prev_b)
+      printf("%-44s %10s %16.2f   (%.2fx the XYZZ rate)\n", "  ... the extra rounds alone", "",
+             (adds - prev_adds) / (ms - prev_ms) / 1e6, (adds - prev_adds) / (ms - prev_ms) / ((double)(1u << 27) / base));
+    prev_b = B, prev_ms = ms, prev_adds = adds;
+    CK(cudaFree(ax));
+    CK(cudaFree(ay));
+    CK(cudaFree(pf));
+  }
+  CK(cudaFree(table));
+  CK(cudaFree(out));
 }
 
 int main() {
@@ -245,90 +369,7 @@ int main() {
     printf("inv_gcd on the host: %u of 200 wrong\n", wrong);
     if (wrong) return 1;
   }
-  g1* table;
-  CK(cudaMalloc(&table, (1ull << TABLE_LOG) * sizeof(g1)));
-  k_fill<<<(1u << TABLE_LOG) / 128, 128>>>(table);
-  CK(cudaDeviceSynchronize());
-  CK(cudaGetLastError());
-
-  const uint32_t T = 1u << 16, threads = 128, blocks = T / threads;
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  auto timed = [&](auto launch) {
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaGetLastError());
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    return (double)ms;
-  };
-  xyzz* out;
-  CK(cudaMalloc(&out, T * sizeof(xyzz)));
-  uint32_t* bad;
-  CK(cudaMallocManaged(&bad, sizeof(uint32_t)));
-  printf("%-44s %10s %16s\n", "G1 additions (2^16 lanes, random gathers)", "ms", "G additions/s");
-  // the baseline: 2^27 additions (one window of the H MSM), 2,048 per lane
-  k_xyzz<<<blocks, threads>>>(table, 64, 4, out);  // warm-up
-  const double base = timed([&] { k_xyzz<<<blocks, threads>>>(table, 64, 32, out); });
-  printf("%-44s %10.2f %16.2f\n", "XYZZ mixed additions (library)", base, (double)(1u << 27) / base / 1e6);
-  // batch-affine: B accumulators per lane, K points each (K - 1 additions)
-  // Equal work, one 2^27-point window: 2,048 points per lane summed to one
-  // point, by XYZZ additions, or by 256 batch-affine accumulators of 8
-  // points each and then their merge; both sums compared.
-  {
-    const uint32_t B = 256, K = 8;
-    fp_t *ax, *ay, *pf;
-    const size_t bytes = (size_t)B * T * sizeof(fp_t);
-    CK(cudaMalloc(&ax, bytes));
-    CK(cudaMalloc(&ay, bytes));
-    CK(cudaMalloc(&pf, bytes));
-    xyzz* out2;
-    CK(cudaMalloc(&out2, T * sizeof(xyzz)));
-    const double tx = timed([&] { k_xyzz<<<blocks, threads>>>(table, B, K, out); });
-    const double ta = timed([&] { k_affine<<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
-    const double tm = timed([&] { k_merge<<<blocks, threads>>>(B, ax, ay, out2); });
-    *bad = 0;
-    k_same<<<blocks, threads>>>(out, out2, bad);
-    CK(cudaDeviceSynchronize());
-    printf("%-44s %10.2f\n", "window, XYZZ (256 x 8 points per lane)", tx);
-    printf("%-44s %10.2f   (%.2f + merge %.2f; %.2fx; %u of %u lane sums differ)\n",
-           "window, batch-affine + XYZZ merge", ta + tm, ta, tm, tx / (ta + tm), *bad, T);
-    CK(cudaFree(ax));
-    CK(cudaFree(ay));
-    CK(cudaFree(pf));
-    CK(cudaFree(out2));
-  }
-  // (B, K) pairs; the same B at two K gives the rate of the rounds alone
-  // (the first point of every accumulator is a load, not an addition)
-  // {256, 8}: 2^27 points, one window of the H MSM, as the baseline's
-  const uint32_t shapes[][2] = {{64, 33}, {256, 8}, {256, 3}, {256, 17}, {1024, 3}, {1024, 9}, {2048, 3}, {2048, 5}};
-  double prev_ms = 0, prev_adds = 0;
-  uint32_t prev_b = 0;
-  for (const auto& sh : shapes) {
-    const uint32_t B = sh[0], K = sh[1];
-    fp_t *ax, *ay, *pf;
-    const size_t bytes = (size_t)B * T * sizeof(fp_t);
-    CK(cudaMalloc(&ax, bytes));
-    CK(cudaMalloc(&ay, bytes));
-    CK(cudaMalloc(&pf, bytes));
-    const double ms = timed([&] { k_affine<<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
-    *bad = 0;
-    k_check<<<blocks, threads>>>(table, B, K, ax, ay, bad);
-    CK(cudaDeviceSynchronize());
-    const double adds = (double)T * B * (K - 1);
-    char what[64];
-    snprintf(what, sizeof what, "batch-affine, B = %u per lane, %u rounds", B, K - 1);
-    printf("%-44s %10.2f %16.2f   %u of %u sums wrong\n", what, ms, adds / ms / 1e6, *bad, T * B);
-    if (B == prev_b)
-      printf("%-44s %10s %16.2f   (%.2fx the XYZZ rate)\n", "  ... the extra rounds alone", "",
-             (adds - prev_adds) / (ms - prev_ms) / 1e6, (adds - prev_adds) / (ms - prev_ms) / ((double)(1u << 27) / base));
-    prev_b = B, prev_ms = ms, prev_adds = adds;
-    CK(cudaFree(ax));
-    CK(cudaFree(ay));
-    CK(cudaFree(pf));
-  }
+  run<fp_t>("G1", r3, true);
+  run<fp2_t>("G2", r3, false);
   return 0;
 }
