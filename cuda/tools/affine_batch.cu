@@ -36,6 +36,7 @@
 using namespace c2g;
 
 constexpr uint32_t TABLE_LOG = 24;  // gathered table of 2^24 points (1.6 GB)
+constexpr uint32_t LANES = 1u << 16, THREADS = 128, BLOCKS = LANES / THREADS;  // lanes, and their launch shape
 
 __host__ __device__ __forceinline__ uint64_t mix64(uint64_t h) {
   h ^= h >> 33;
@@ -48,8 +49,7 @@ __host__ __device__ __forceinline__ uint64_t mix64(uint64_t h) {
 // lane t, accumulator j, round r: the point's index in the table. A random
 // start per (t, j), then an odd stride: an accumulator never meets the same
 // table entry twice.
-__device__ __forceinline__ uint32_t point_of(uint32_t t, uint32_t j, uint32_t r, uint32_t K) {
-  (void)K;
+__device__ __forceinline__ uint32_t point_of(uint32_t t, uint32_t j, uint32_t r) {
   const uint32_t start = (uint32_t)mix64(((uint64_t)t << 32) | j);
   return (start + r * 0x9E3779B1u) & ((1u << TABLE_LOG) - 1);
 }
@@ -94,18 +94,6 @@ __host__ __device__ __forceinline__ void shr1(uint32_t* a) {
   for (int i = 0; i < NL - 1; i++) a[i] = (a[i] >> 1) | (a[i + 1] << 31);
   a[NL - 1] >>= 1;
 }
-// x/2 mod p for x < p (x + p < 2^382 fits)
-__host__ __device__ __forceinline__ void half_mod(uint32_t* x) {
-  if (x[0] & 1) {
-    uint64_t c = 0;
-    for (int i = 0; i < NL; i++) {
-      c += (uint64_t)x[i] + FpParams::mod(i);
-      x[i] = (uint32_t)c;
-      c >>= 32;
-    }
-  }
-  shr1(x);
-}
 // a -= b; returns the borrow
 __host__ __device__ __forceinline__ uint32_t sub_n(uint32_t* a, const uint32_t* b) {
   uint64_t br = 0;
@@ -123,6 +111,11 @@ __host__ __device__ __forceinline__ void add_p(uint32_t* a) {
     a[i] = (uint32_t)c;
     c >>= 32;
   }
+}
+// x/2 mod p for x < p (x + p < 2^382 fits)
+__host__ __device__ __forceinline__ void half_mod(uint32_t* x) {
+  if (x[0] & 1) add_p(x);
+  shr1(x);
 }
 // x = x - y mod p (x, y < p)
 __host__ __device__ __forceinline__ void sub_mod(uint32_t* x, const uint32_t* y) {
@@ -183,7 +176,7 @@ __global__ void __launch_bounds__(128) k_xyzz(const affine_t<F>* __restrict__ ta
   const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
   xyzz_t<F> acc = xyzz_t<F>::inf();
   for (uint32_t j = 0; j < B; j++)
-    for (uint32_t r = 0; r < K; r++) acc.add_affine(ldg_vec(table + point_of(t, j, r, K)));
+    for (uint32_t r = 0; r < K; r++) acc.add_affine(ldg_vec(table + point_of(t, j, r)));
   out[t] = acc;
 }
 
@@ -197,20 +190,20 @@ __global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const affine_t<F>
                                                                uint32_t K, F* ax, F* ay, F* pf, fp_t r3) {
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
   for (uint32_t j = 0; j < B; j++) {
-    const affine_t<F> p = ldg_vec(table + point_of(t, j, 0, K));
+    const affine_t<F> p = ldg_vec(table + point_of(t, j, 0));
     ax[j * T + t] = p.X;
     ay[j * T + t] = p.Y;
   }
   for (uint32_t r = 1; r < K; r++) {
     F prod = field_consts<F>::one();
     for (uint32_t j = 0; j < B; j++) {
-      const F px = ldg_vec(table + point_of(t, j, r, K)).X;
+      const F px = ldg_vec(table + point_of(t, j, r)).X;
       prod = prod * (px - ax[j * T + t]);
       pf[j * T + t] = prod;
     }
     F inv = inverse(prod, r3);
     for (uint32_t j = B; j-- > 0;) {
-      const affine_t<F> p = ldg_vec(table + point_of(t, j, r, K));
+      const affine_t<F> p = ldg_vec(table + point_of(t, j, r));
       const F x1 = ax[j * T + t], y1 = ay[j * T + t];
       const F d = p.X - x1;
       const F dinv = j ? inv * pf[(j - 1) * T + t] : inv;
@@ -248,12 +241,61 @@ __global__ void k_check(const affine_t<F>* __restrict__ table, uint32_t B, uint3
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
   for (uint32_t j = 0; j < B; j++) {
     xyzz_t<F> acc = xyzz_t<F>::inf();
-    for (uint32_t r = 0; r < K; r++) acc.add_affine(table[point_of(t, j, r, K)]);
+    for (uint32_t r = 0; r < K; r++) acc.add_affine(table[point_of(t, j, r)]);
     const bool ok = !acc.is_inf() && (acc.X - ax[j * T + t] * acc.ZZ).is_zero() &&
                     (acc.Y - ay[j * T + t] * acc.ZZZ).is_zero();
     if (!ok) atomicAdd(bad, 1u);
   }
 }
+
+// The batch-affine kernel's device memory for B accumulators in each of the
+// LANES lanes: coordinates and prefix products, freed on scope exit.
+template <class F>
+struct batch_scratch {
+  F *ax = nullptr, *ay = nullptr, *pf = nullptr;
+  explicit batch_scratch(uint32_t B) {
+    const size_t bytes = (size_t)B * LANES * sizeof(F);
+    CK(cudaMalloc(&ax, bytes));
+    CK(cudaMalloc(&ay, bytes));
+    CK(cudaMalloc(&pf, bytes));
+  }
+  ~batch_scratch() {
+    cudaFree(ax);
+    cudaFree(ay);
+    cudaFree(pf);
+  }
+  batch_scratch(const batch_scratch&) = delete;
+  batch_scratch& operator=(const batch_scratch&) = delete;
+};
+
+// Batch-affine alone over (B, K) pairs, every accumulator checked; the
+// same B at two K gives the rate of the rounds alone (the first point of
+// every accumulator is a load, not an addition). base: the XYZZ run's ms
+// for 2^27 additions.
+template <class F>
+void sweep_shapes(const affine_t<F>* table, const fp_t& r3, double base, uint32_t* bad) {
+  gpu_timer timed;
+  const uint32_t shapes[][2] = {{64, 33}, {256, 8}, {256, 3}, {256, 17}, {1024, 3}, {1024, 9}, {2048, 3}, {2048, 5}};
+  double prev_ms = 0, prev_adds = 0;
+  uint32_t prev_b = 0;
+  for (const auto& sh : shapes) {
+    const uint32_t B = sh[0], K = sh[1];
+    batch_scratch<F> sc(B);
+    const double ms = timed([&] { k_affine<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, sc.pf, r3); });
+    *bad = 0;
+    k_check<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, bad);
+    CK(cudaDeviceSynchronize());
+    const double adds = (double)LANES * B * (K - 1);
+    char what[64];
+    snprintf(what, sizeof what, "batch-affine, B = %u per lane, %u rounds", B, K - 1);
+    printf("%-44s %10.2f %16.2f   %u of %u sums wrong\n", what, ms, adds / ms / 1e6, *bad, LANES * B);
+    if (B == prev_b)
+      printf("%-44s %10s %16.2f   (%.2fx the XYZZ rate)\n", "  ... the extra rounds alone", "",
+             (adds - prev_adds) / (ms - prev_ms) / 1e6, (adds - prev_adds) / (ms - prev_ms) / ((double)(1u << 27) / base));
+    prev_b = B, prev_ms = ms, prev_adds = adds;
+  }
+}
+
 
 // Times and checks the additions of one group (sweep: also the (B, K) table).
 template <class F>
@@ -264,28 +306,15 @@ void run(const char* name, const fp_t& r3, bool sweep) {
   CK(cudaDeviceSynchronize());
   CK(cudaGetLastError());
 
-  const uint32_t T = 1u << 16, threads = 128, blocks = T / threads;
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  auto timed = [&](auto launch) {
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaGetLastError());
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    return (double)ms;
-  };
+  gpu_timer timed;
   xyzz_t<F>* out;
-  CK(cudaMalloc(&out, T * sizeof(xyzz_t<F>)));
+  CK(cudaMalloc(&out, LANES * sizeof(xyzz_t<F>)));
   uint32_t* bad;
   CK(cudaMallocManaged(&bad, sizeof(uint32_t)));
   printf("%-44s %10s %16s\n", (std::string(name) + " additions (2^16 lanes, random gathers)").c_str(), "ms", "G additions/s");
   // the baseline: 2^27 additions (one window of the H MSM), 2,048 per lane
-  k_xyzz<F><<<blocks, threads>>>(table, 64, 4, out);  // warm-up
-  const double base = timed([&] { k_xyzz<F><<<blocks, threads>>>(table, 64, 32, out); });
+  k_xyzz<F><<<BLOCKS, THREADS>>>(table, 64, 4, out);  // warm-up
+  const double base = timed([&] { k_xyzz<F><<<BLOCKS, THREADS>>>(table, 64, 32, out); });
   printf("%-44s %10.2f %16.2f\n", "XYZZ mixed additions (library)", base, (double)(1u << 27) / base / 1e6);
   // batch-affine: B accumulators per lane, K points each (K - 1 additions)
   // Equal work: B*K points per lane summed to one point, by XYZZ additions,
@@ -296,65 +325,28 @@ void run(const char* name, const fp_t& r3, bool sweep) {
   for (const auto& eq : equal) {
     const uint32_t B = eq[0], K = eq[1];
     if (B > 256 && !sweep) break;
-    F *ax, *ay, *pf;
-    const size_t bytes = (size_t)B * T * sizeof(F);
-    CK(cudaMalloc(&ax, bytes));
-    CK(cudaMalloc(&ay, bytes));
-    CK(cudaMalloc(&pf, bytes));
+    batch_scratch<F> sc(B);
     xyzz_t<F>* out2;
-    CK(cudaMalloc(&out2, T * sizeof(xyzz_t<F>)));
-    const double tx = timed([&] { k_xyzz<F><<<blocks, threads>>>(table, B, K, out); });
-    const double ta = timed([&] { k_affine<F><<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
-    const double tm = timed([&] { k_merge<F><<<blocks, threads>>>(B, ax, ay, out2); });
+    CK(cudaMalloc(&out2, LANES * sizeof(xyzz_t<F>)));
+    const double tx = timed([&] { k_xyzz<F><<<BLOCKS, THREADS>>>(table, B, K, out); });
+    const double ta = timed([&] { k_affine<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, sc.pf, r3); });
+    const double tm = timed([&] { k_merge<F><<<BLOCKS, THREADS>>>(B, sc.ax, sc.ay, out2); });
     *bad = 0;
-    k_same<F><<<blocks, threads>>>(out, out2, bad);
+    k_same<F><<<BLOCKS, THREADS>>>(out, out2, bad);
     CK(cudaDeviceSynchronize());
     char what[64];
     snprintf(what, sizeof what, "%u points per lane, XYZZ", B * K);
     printf("%-44s %10.2f\n", what, tx);
     snprintf(what, sizeof what, "%u points per lane, batch-affine + merge", B * K);
     printf("%-44s %10.2f   (%.2f + merge %.2f; %.2fx; %u of %u lane sums differ)\n", what, ta + tm, ta, tm,
-           tx / (ta + tm), *bad, T);
-    CK(cudaFree(ax));
-    CK(cudaFree(ay));
-    CK(cudaFree(pf));
+           tx / (ta + tm), *bad, LANES);
     CK(cudaFree(out2));
   }
-  if (!sweep) {
-    CK(cudaFree(table));
-    CK(cudaFree(out));
-    return;
-  }
-  const uint32_t shapes[][2] = {{64, 33}, {256, 8}, {256, 3}, {256, 17}, {1024, 3}, {1024, 9}, {2048, 3}, {2048, 5}};
-  double prev_ms = 0, prev_adds = 0;
-  uint32_t prev_b = 0;
-  for (const auto& sh : shapes) {
-    const uint32_t B = sh[0], K = sh[1];
-    F *ax, *ay, *pf;
-    const size_t bytes = (size_t)B * T * sizeof(F);
-    CK(cudaMalloc(&ax, bytes));
-    CK(cudaMalloc(&ay, bytes));
-    CK(cudaMalloc(&pf, bytes));
-    const double ms = timed([&] { k_affine<F><<<blocks, threads>>>(table, B, K, ax, ay, pf, r3); });
-    *bad = 0;
-    k_check<F><<<blocks, threads>>>(table, B, K, ax, ay, bad);
-    CK(cudaDeviceSynchronize());
-    const double adds = (double)T * B * (K - 1);
-    char what[64];
-    snprintf(what, sizeof what, "batch-affine, B = %u per lane, %u rounds", B, K - 1);
-    printf("%-44s %10.2f %16.2f   %u of %u sums wrong\n", what, ms, adds / ms / 1e6, *bad, T * B);
-    if (B == prev_b)
-      printf("%-44s %10s %16.2f   (%.2fx the XYZZ rate)\n", "  ... the extra rounds alone", "",
-             (adds - prev_adds) / (ms - prev_ms) / 1e6, (adds - prev_adds) / (ms - prev_ms) / ((double)(1u << 27) / base));
-    prev_b = B, prev_ms = ms, prev_adds = adds;
-    CK(cudaFree(ax));
-    CK(cudaFree(ay));
-    CK(cudaFree(pf));
-  }
+  if (sweep) sweep_shapes<F>(table, r3, base, bad);
   CK(cudaFree(table));
   CK(cudaFree(out));
+  CK(cudaFree(bad));
 }
-
 int main() {
   // R^3 mod p = R^2 * R^2 / R, and a host check of inv_gcd against Fermat
   const uint32_t r2l[12] = FP_R2;

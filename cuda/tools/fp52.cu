@@ -326,18 +326,10 @@ int main() {
     y52[i] = a[i];
     y32[i] = to_mont384(xa[i]);
   }
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  gpu_timer timer;
   auto time = [&](auto launch) {
-    launch(iters / 8);
-    CK(cudaEventRecord(e0));
-    launch(iters);
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    return (double)ms;
+    launch(iters / 8);  // warm-up
+    return timer([&] { launch(iters); });
   };
   const double prods = (double)threads * iters;
   printf("%-44s %10s %14s\n", "Fp product (chains per thread)", "ms", "G products/s");

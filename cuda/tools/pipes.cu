@@ -77,17 +77,8 @@ __global__ void k_exact(const uint64_t* a, const uint64_t* b, uint64_t* hi, uint
 template <bool INT, bool FP, bool ADD = false>
 double run(int sms, uint32_t iters, uint64_t* oi, double* od) {
   const int blocks = sms * 8, threads = 256;
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   k_pipes<INT, FP, ADD><<<blocks, threads>>>(iters / 8, 1, oi, od);  // warm-up
-  CK(cudaEventRecord(e0));
-  k_pipes<INT, FP, ADD><<<blocks, threads>>>(iters, 7, oi, od);
-  CK(cudaEventRecord(e1));
-  CK(cudaEventSynchronize(e1));
-  float ms = 0;
-  CK(cudaEventElapsedTime(&ms, e0, e1));
-  return ms;
+  return gpu_timer{}([&] { k_pipes<INT, FP, ADD><<<blocks, threads>>>(iters, 7, oi, od); });
 }
 
 int main() {
