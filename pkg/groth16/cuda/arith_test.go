@@ -81,18 +81,10 @@ func fpInputs(rng *rand.Rand, n int) (a, b []fp.Element) {
 	m1.Neg(&one)
 	two.SetUint64(2)
 	var pm1 fp.Element
-	for i, w := range fp.Modulus().Bits() {
-		pm1[i] = uint64(w)
-	}
-	pm1[0]--
+	modulusMinusOne(pm1[:], fp.Modulus())
 	const ones = ^uint64(0)
-	edge := []fp.Element{{}, one, m1, two, pm1, {ones, ones, ones, ones, ones, 1<<60 - 1}, {ones},
-		{0xaaaaaaaaaaaaaaaa, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0x0555555555555555}}
-	for _, x := range edge {
-		for _, y := range edge {
-			a, b = append(a, x), append(b, y)
-		}
-	}
+	a, b = allPairs([]fp.Element{{}, one, m1, two, pm1, {ones, ones, ones, ones, ones, 1<<60 - 1}, {ones},
+		{0xaaaaaaaaaaaaaaaa, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0x5555555555555555, 0xaaaaaaaaaaaaaaaa, 0x0555555555555555}})
 	for len(a) < n {
 		var x, y fp.Element
 		x.SetRandom()
@@ -113,17 +105,9 @@ func frInputs(rng *rand.Rand, n int) (a, b []fr.Element) {
 	one.SetOne()
 	m1.Neg(&one)
 	var rm1 fr.Element
-	for i, w := range fr.Modulus().Bits() {
-		rm1[i] = uint64(w)
-	}
-	rm1[0]--
+	modulusMinusOne(rm1[:], fr.Modulus())
 	const ones = ^uint64(0)
-	edge := []fr.Element{{}, one, m1, rm1, {ones, ones, ones, 1<<62 - 1}, {ones}}
-	for _, x := range edge {
-		for _, y := range edge {
-			a, b = append(a, x), append(b, y)
-		}
-	}
+	a, b = allPairs([]fr.Element{{}, one, m1, rm1, {ones, ones, ones, 1<<62 - 1}, {ones}})
 	for len(a) < n {
 		var x, y fr.Element
 		x.SetRandom()
@@ -132,6 +116,25 @@ func frInputs(rng *rand.Rand, n int) (a, b []fr.Element) {
 			y.Neg(&x)
 		}
 		a, b = append(a, x), append(b, y)
+	}
+	return a, b
+}
+
+// modulusMinusOne writes m - 1 as raw little-endian 64-bit limbs (not
+// Montgomery form: an input whose limbs are the largest canonical value).
+func modulusMinusOne(dst []uint64, m *big.Int) {
+	for i, w := range m.Bits() {
+		dst[i] = uint64(w)
+	}
+	dst[0]-- // m is odd
+}
+
+// allPairs returns every (x, y) of edge × edge as two parallel slices.
+func allPairs[T any](edge []T) (a, b []T) {
+	for _, x := range edge {
+		for _, y := range edge {
+			a, b = append(a, x), append(b, y)
+		}
 	}
 	return a, b
 }
