@@ -147,9 +147,9 @@ C2G_API c2g_status c2g_ntt(int32_t device, c2g_buffer* data, uint32_t log_n, int
 /* Element-wise arithmetic self-test: out[i] = op(in0[i], in1[i]), i < n, on
  * host arrays (copied to the device and back). See selftest ops below. */
 enum {
-  C2G_ST_FP_ADD = 1, C2G_ST_FP_SUB, C2G_ST_FP_MUL, C2G_ST_FP_SQR, C2G_ST_FP_NEG, C2G_ST_FP_FROM_MONT,
+  C2G_ST_FP_ADD = 1, C2G_ST_FP_SUB, C2G_ST_FP_MUL, C2G_ST_FP_SQR, C2G_ST_FP_NEG, C2G_ST_FP_FROM_MONT, C2G_ST_FP_INV,
   C2G_ST_FR_ADD = 10, C2G_ST_FR_SUB, C2G_ST_FR_MUL, C2G_ST_FR_FROM_MONT,
-  C2G_ST_FP2_ADD = 20, C2G_ST_FP2_SUB, C2G_ST_FP2_MUL, C2G_ST_FP2_SQR,
+  C2G_ST_FP2_ADD = 20, C2G_ST_FP2_SUB, C2G_ST_FP2_MUL, C2G_ST_FP2_SQR, C2G_ST_FP2_INV,
   /* curve ops: in0, in1 affine; out XYZZ. MADD: in0+in1 (mixed add);
    * ADD: 2*in0 + 2*in1 (full add); DBL: 4*in0; MUL_SMALL: k*in0 with k the
    * first 64 raw bits of in1.X */

@@ -13,11 +13,11 @@ C2G_HD bool selftest_sizes(int op, uint32_t* s0, uint32_t* s1, uint32_t* so) {
   const uint32_t FP = 48, FR = 32, FP2 = 96, A1 = 96, A2 = 192, X1 = 192, X2 = 384;
   switch (op) {
     case C2G_ST_FP_ADD: case C2G_ST_FP_SUB: case C2G_ST_FP_MUL: case C2G_ST_FP_SQR:
-    case C2G_ST_FP_NEG: case C2G_ST_FP_FROM_MONT:
+    case C2G_ST_FP_NEG: case C2G_ST_FP_FROM_MONT: case C2G_ST_FP_INV:
       *s0 = FP; *s1 = FP; *so = FP; return true;
     case C2G_ST_FR_ADD: case C2G_ST_FR_SUB: case C2G_ST_FR_MUL: case C2G_ST_FR_FROM_MONT:
       *s0 = FR; *s1 = FR; *so = FR; return true;
-    case C2G_ST_FP2_ADD: case C2G_ST_FP2_SUB: case C2G_ST_FP2_MUL: case C2G_ST_FP2_SQR:
+    case C2G_ST_FP2_ADD: case C2G_ST_FP2_SUB: case C2G_ST_FP2_MUL: case C2G_ST_FP2_SQR: case C2G_ST_FP2_INV:
       *s0 = FP2; *s1 = FP2; *so = FP2; return true;
     case C2G_ST_G1_MADD: case C2G_ST_G1_ADD: case C2G_ST_G1_DBL: case C2G_ST_G1_MUL_SMALL:
       *s0 = A1; *s1 = A1; *so = X1; return true;
@@ -79,6 +79,7 @@ C2G_HD void selftest_op(int op, const uint8_t* in0, const uint8_t* in1, uint8_t*
     FPOP1(fp_t, C2G_ST_FP_SQR, a.sqr())
     FPOP1(fp_t, C2G_ST_FP_NEG, a.neg())
     FPOP1(fp_t, C2G_ST_FP_FROM_MONT, a.from_mont())
+    FPOP1(fp_t, C2G_ST_FP_INV, fp_inverse(a))
     FPOP(fr_t, C2G_ST_FR_ADD, a + b)
     FPOP(fr_t, C2G_ST_FR_SUB, a - b)
     FPOP(fr_t, C2G_ST_FR_MUL, a * b)
@@ -87,6 +88,7 @@ C2G_HD void selftest_op(int op, const uint8_t* in0, const uint8_t* in1, uint8_t*
     FPOP(fp2_t, C2G_ST_FP2_SUB, a - b)
     FPOP(fp2_t, C2G_ST_FP2_MUL, a * b)
     FPOP1(fp2_t, C2G_ST_FP2_SQR, a.sqr())
+    FPOP1(fp2_t, C2G_ST_FP2_INV, fp2_inverse(a))
 #undef FPOP
 #undef FPOP1
     case C2G_ST_G1_MADD: case C2G_ST_G1_ADD: case C2G_ST_G1_DBL: case C2G_ST_G1_MUL_SMALL:

@@ -8,9 +8,10 @@
 // (affine, in global memory) and adds one point to each per round, with one
 // inversion per lane and round (Montgomery's trick, prefix products in
 // global memory): by Fermat (f_inv, ~570 products on the IMAD pipe) or,
-// with -DAB_INV_GCD=1, by the binary extended Euclid (inv_gcd: shifts and
-// subtractions on the ALU pipe; checked against Fermat on the host first;
-// G2's Fp2 inverse goes through the norm). -DAB_MIN_BLOCKS=4 caps the
+// with -DAB_INV_GCD=1, by the library's binary extended Euclid
+// (fp_inverse in field.cuh, which the MSM now uses: shifts and subtractions
+// on the ALU pipe, checked against gnark-crypto by TestHostArithmetic; G2's
+// Fp2 inverse goes through the norm). -DAB_MIN_BLOCKS=4 caps the
 // kernel at 128 registers (4 warps per scheduler). Points are gathered at
 // random from a table of 2^24 distinct points, as the MSM gathers its
 // bases. The baseline adds the same number of points into one XYZZ
@@ -79,93 +80,18 @@ __global__ void k_fill(affine_t<F>* table) {
   table[t] = to_affine(xyzz_t<F>::from_affine(generator<F>()).mul_u64(mix64(t + 1) | 1));
 }
 
-// ---- inversion by the binary extended Euclid (shifts and subtractions:
-// the ALU pipe, which the products leave mostly idle), as an alternative
-// to Fermat (f_inv: ~570 products on the IMAD pipe). Variable time (the
-// lanes of a warp diverge on their branches); inputs are not secret here.
-
-constexpr int NL = 12;
-__host__ __device__ __forceinline__ bool is_one(const uint32_t* a) {
-  uint32_t o = a[0] ^ 1u;
-  for (int i = 1; i < NL; i++) o |= a[i];
-  return o == 0;
-}
-__host__ __device__ __forceinline__ void shr1(uint32_t* a) {
-  for (int i = 0; i < NL - 1; i++) a[i] = (a[i] >> 1) | (a[i + 1] << 31);
-  a[NL - 1] >>= 1;
-}
-// a -= b; returns the borrow
-__host__ __device__ __forceinline__ uint32_t sub_n(uint32_t* a, const uint32_t* b) {
-  uint64_t br = 0;
-  for (int i = 0; i < NL; i++) {
-    const uint64_t d = (uint64_t)a[i] - b[i] - br;
-    a[i] = (uint32_t)d;
-    br = (d >> 63) & 1;
-  }
-  return (uint32_t)br;
-}
-__host__ __device__ __forceinline__ void add_p(uint32_t* a) {
-  uint64_t c = 0;
-  for (int i = 0; i < NL; i++) {
-    c += (uint64_t)a[i] + FpParams::mod(i);
-    a[i] = (uint32_t)c;
-    c >>= 32;
-  }
-}
-// x/2 mod p for x < p (x + p < 2^382 fits)
-__host__ __device__ __forceinline__ void half_mod(uint32_t* x) {
-  if (x[0] & 1) add_p(x);
-  shr1(x);
-}
-// x = x - y mod p (x, y < p)
-__host__ __device__ __forceinline__ void sub_mod(uint32_t* x, const uint32_t* y) {
-  if (sub_n(x, y)) add_p(x);
-}
-__host__ __device__ __forceinline__ bool geq(const uint32_t* a, const uint32_t* b) {
-  for (int i = NL - 1; i >= 0; i--)
-    if (a[i] != b[i]) return a[i] > b[i];
-  return true;
-}
-
-// 1/x for x in Montgomery form (x R, nonzero): the binary Euclid gives
-// (x R)^-1 as an integer; times R^3 (Montgomery product with r3) is x^-1 R.
-__host__ __device__ fp_t inv_gcd(const fp_t& x, const fp_t& r3) {
-  const fp_t c = x.canonical();
-  uint32_t u[NL], v[NL], x1[NL], x2[NL];
-  for (int i = 0; i < NL; i++) {
-    u[i] = c.v[i];
-    v[i] = FpParams::mod(i);
-    x1[i] = i == 0;
-    x2[i] = 0;
-  }
-  while (!is_one(u) && !is_one(v)) {
-    while (!(u[0] & 1)) {
-      shr1(u);
-      half_mod(x1);
-    }
-    while (!(v[0] & 1)) {
-      shr1(v);
-      half_mod(x2);
-    }
-    if (geq(u, v)) {
-      sub_n(u, v);
-      sub_mod(x1, x2);
-    } else {
-      sub_n(v, u);
-      sub_mod(x2, x1);
-    }
-  }
-  return fp_t::from_limbs(is_one(u) ? x1 : x2) * r3;
-}
+// ---- inversion: by Fermat (f_inv, ~570 products on the IMAD pipe) or,
+// with -DAB_INV_GCD=1, by the library's binary extended Euclid
+// (fp_inverse, field.cuh: shifts and subtractions on the ALU pipe).
 
 #ifndef AB_INV_GCD
 #define AB_INV_GCD 0  // 1: the batch inversions by inv_gcd instead of f_inv
 #endif
 
-__device__ __forceinline__ fp_t inverse(const fp_t& x, const fp_t& r3) { return AB_INV_GCD ? inv_gcd(x, r3) : f_inv(x); }
+__device__ __forceinline__ fp_t inverse(const fp_t& x) { return AB_INV_GCD ? fp_inverse(x) : f_inv(x); }
 // 1/(a + b u) = (a - b u) / (a^2 + b^2)
-__device__ __forceinline__ fp2_t inverse(const fp2_t& x, const fp_t& r3) {
-  const fp_t n = inverse(x.c0.sqr() + x.c1.sqr(), r3);
+__device__ __forceinline__ fp2_t inverse(const fp2_t& x) {
+  const fp_t n = inverse(x.c0.sqr() + x.c1.sqr());
   return fp2_t{x.c0 * n, (x.c1 * n).neg()};
 }
 
@@ -187,7 +113,7 @@ __global__ void __launch_bounds__(128) k_xyzz(const affine_t<F>* __restrict__ ta
 #endif
 template <class F>
 __global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const affine_t<F>* __restrict__ table, uint32_t B,
-                                                               uint32_t K, F* ax, F* ay, F* pf, fp_t r3) {
+                                                               uint32_t K, F* ax, F* ay, F* pf) {
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
   for (uint32_t j = 0; j < B; j++) {
     const affine_t<F> p = ldg_vec(table + point_of(t, j, 0));
@@ -201,7 +127,7 @@ __global__ void __launch_bounds__(128, AB_MIN_BLOCKS) k_affine(const affine_t<F>
       prod = prod * (px - ax[j * T + t]);
       pf[j * T + t] = prod;
     }
-    F inv = inverse(prod, r3);
+    F inv = inverse(prod);
     for (uint32_t j = B; j-- > 0;) {
       const affine_t<F> p = ldg_vec(table + point_of(t, j, r));
       const F x1 = ax[j * T + t], y1 = ay[j * T + t];
@@ -273,7 +199,7 @@ struct batch_scratch {
 // every accumulator is a load, not an addition). base: the XYZZ run's ms
 // for 2^27 additions.
 template <class F>
-void sweep_shapes(const affine_t<F>* table, const fp_t& r3, double base, uint32_t* bad) {
+void sweep_shapes(const affine_t<F>* table, double base, uint32_t* bad) {
   gpu_timer timed;
   const uint32_t shapes[][2] = {{64, 33}, {256, 8}, {256, 3}, {256, 17}, {1024, 3}, {1024, 9}, {2048, 3}, {2048, 5}};
   double prev_ms = 0, prev_adds = 0;
@@ -281,7 +207,7 @@ void sweep_shapes(const affine_t<F>* table, const fp_t& r3, double base, uint32_
   for (const auto& sh : shapes) {
     const uint32_t B = sh[0], K = sh[1];
     batch_scratch<F> sc(B);
-    const double ms = timed([&] { k_affine<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, sc.pf, r3); });
+    const double ms = timed([&] { k_affine<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, sc.pf); });
     *bad = 0;
     k_check<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, bad);
     CK(cudaDeviceSynchronize());
@@ -299,7 +225,7 @@ void sweep_shapes(const affine_t<F>* table, const fp_t& r3, double base, uint32_
 
 // Times and checks the additions of one group (sweep: also the (B, K) table).
 template <class F>
-void run(const char* name, const fp_t& r3, bool sweep) {
+void run(const char* name, bool sweep) {
   affine_t<F>* table;
   CK(cudaMalloc(&table, (1ull << TABLE_LOG) * sizeof(affine_t<F>)));
   k_fill<F><<<(1u << TABLE_LOG) / 128, 128>>>(table);
@@ -329,7 +255,7 @@ void run(const char* name, const fp_t& r3, bool sweep) {
     xyzz_t<F>* out2;
     CK(cudaMalloc(&out2, LANES * sizeof(xyzz_t<F>)));
     const double tx = timed([&] { k_xyzz<F><<<BLOCKS, THREADS>>>(table, B, K, out); });
-    const double ta = timed([&] { k_affine<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, sc.pf, r3); });
+    const double ta = timed([&] { k_affine<F><<<BLOCKS, THREADS>>>(table, B, K, sc.ax, sc.ay, sc.pf); });
     const double tm = timed([&] { k_merge<F><<<BLOCKS, THREADS>>>(B, sc.ax, sc.ay, out2); });
     *bad = 0;
     k_same<F><<<BLOCKS, THREADS>>>(out, out2, bad);
@@ -342,29 +268,13 @@ void run(const char* name, const fp_t& r3, bool sweep) {
            tx / (ta + tm), *bad, LANES);
     CK(cudaFree(out2));
   }
-  if (sweep) sweep_shapes<F>(table, r3, base, bad);
+  if (sweep) sweep_shapes<F>(table, base, bad);
   CK(cudaFree(table));
   CK(cudaFree(out));
   CK(cudaFree(bad));
 }
 int main() {
-  // R^3 mod p = R^2 * R^2 / R, and a host check of inv_gcd against Fermat
-  const uint32_t r2l[12] = FP_R2;
-  const fp_t r2 = fp_t::from_limbs(r2l), r3 = fp_t::mul(r2, r2).canonical();
-  {
-    uint32_t wrong = 0;
-    fp_t x = r2;
-    uint32_t e[12] = FP_MOD;
-    e[0] -= 2;
-    for (int i = 0; i < 200; i++) {
-      x = fp_t::mul(x, x) + r2;  // pseudo-random nonzero elements (with probability 1 - 2^-370)
-      const fp_t a = inv_gcd(x, r3), b = x.pow_limbs(e, 12, field_consts<fp_t>::one());
-      if (!(a == b) || !(fp_t::mul(a, x) == field_consts<fp_t>::one())) wrong++;
-    }
-    printf("inv_gcd on the host: %u of 200 wrong\n", wrong);
-    if (wrong) return 1;
-  }
-  run<fp_t>("G1", r3, true);
-  run<fp2_t>("G2", r3, false);
+  run<fp_t>("G1", true);
+  run<fp2_t>("G2", false);
   return 0;
 }

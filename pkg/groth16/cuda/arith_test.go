@@ -24,6 +24,7 @@ const (
 	stFpSqr
 	stFpNeg
 	stFpFromMont
+	stFpInv
 )
 
 const (
@@ -38,6 +39,7 @@ const (
 	stFp2Sub
 	stFp2Mul
 	stFp2Sqr
+	stFp2Inv
 )
 
 const (
@@ -178,6 +180,7 @@ func checkArithmetic(t *testing.T, run arithRunner) {
 			{stFpSqr, func(x, _ *fp.Element) (z fp.Element) { z.Square(x); return }},
 			{stFpNeg, func(x, _ *fp.Element) (z fp.Element) { z.Neg(x); return }},
 			{stFpFromMont, func(x, _ *fp.Element) fp.Element { return fp.Element(x.Bits()) }},
+			{stFpInv, func(x, _ *fp.Element) (z fp.Element) { z.Inverse(x); return }},
 		}
 		for _, o := range ops {
 			got := run2[fp.Element, fp.Element](t, run, o.op, a, b)
@@ -223,6 +226,7 @@ func checkArithmetic(t *testing.T, run arithRunner) {
 			{stFp2Sub, func(x, y *curve.E2) (z curve.E2) { z.Sub(x, y); return }},
 			{stFp2Mul, func(x, y *curve.E2) (z curve.E2) { z.Mul(x, y); return }},
 			{stFp2Sqr, func(x, _ *curve.E2) (z curve.E2) { z.Square(x); return }},
+			{stFp2Inv, func(x, _ *curve.E2) (z curve.E2) { z.Inverse(x); return }},
 		}
 		for _, o := range ops {
 			got := run2[curve.E2, curve.E2](t, run, o.op, a, b)
