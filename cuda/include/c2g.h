@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 4
+#define C2G_ABI_VERSION 5
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -115,6 +115,7 @@ C2G_API c2g_status c2g_buffer_copy(int32_t device, c2g_buffer* dst, uint64_t dst
 typedef struct c2g_msm_stats {
   uint64_t n_zero, n_one, n_other; /* scalar classes */
   uint32_t window_bits;            /* Pippenger window of the tail MSM */
+  uint32_t batch_affine;           /* 1: the tail accumulated batch-affine (C2G_MSM_AFFINE) */
   float ms;                        /* device time of the whole MSM */
 } c2g_msm_stats;
 C2G_API c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const c2g_buffer* scalars,

@@ -29,10 +29,21 @@
 //     threads and long serial chains, so they run alongside the next
 //     window's sort and accumulation instead of after it. Two bucket arrays
 //     alternate between the windows.
-// Accumulators are XYZZ; every kernel is deterministic in its result.
+//  2'. Batch-affine accumulation (large tails, C2G_MSM_AFFINE): each
+//     bucket's sorted run is cut into chunks of MSM_CHUNK points, and a
+//     chunk is summed in affine coordinates, one point per round, where
+//     an addition costs 5M + 1S plus a share of one inversion: each lane
+//     owns up to MSM_AFFINE_BATCH chunks and inverts the product of their
+//     denominators once per round (Montgomery's trick; the inversion by the
+//     binary Euclid runs on the integer ALU, field.cuh). The chunk sums,
+//     sorted by bucket as the points were, then go through step 2's XYZZ
+//     slices in place of the points: 1/8 of the mixed additions.
+// Accumulators are XYZZ (affine in 2'); every kernel is deterministic in its
+// result.
 #pragma once
 #include <cub/cub.cuh>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 
 #include "common.cuh"
@@ -47,6 +58,12 @@ constexpr uint32_t MSM_RED_L = 16;       // buckets per reduction segment (one t
 constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 26;        // the widest window (C2G_MSM_WINDOW_BITS may force it)
 constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
+constexpr uint32_t MSM_CHUNK = 8;            // points per batch-affine chunk
+constexpr uint32_t MSM_AFFINE_LANES = 1u << 16;  // lanes of the batch-affine kernel: 4 blocks per SM
+constexpr uint32_t MSM_AFFINE_BATCH_MIN = 64;    // chunks per lane (one inversion per lane and round) at least
+constexpr uint32_t MSM_AFFINE_BATCH = 256;       // ... and at most
+constexpr uint64_t MSM_AFFINE_MIN = 3u << 25;   // auto mode: batch-affine from this many tail points
+constexpr uint32_t MSM_AFFINE_RUN_BITS = 8;      // ... with about 2^8 points per bucket at least
 constexpr uint32_t CL_THREADS = 256;
 constexpr uint32_t CL_ITEMS = 4;
 constexpr uint32_t CL_TILE = CL_THREADS * CL_ITEMS;
@@ -117,6 +134,39 @@ inline uint32_t msm_forced_c() {
   return forced;
 }
 
+// Whether an MSM whose tail has n points accumulates batch-affine: the
+// C2G_MSM_AFFINE environment variable, read on each call: "on" for every
+// MSM, "off" for none, else (auto) from MSM_AFFINE_MIN tail points, where
+// each lane gets a batch large enough to share its inversions and the grid
+// still fills the GPU.
+inline bool msm_affine_for(uint64_t n) {
+  const char* env = getenv("C2G_MSM_AFFINE");
+  if (env && strcmp(env, "on") == 0) return n > 0;
+  if (env && strcmp(env, "off") == 0) return false;
+  return n >= MSM_AFFINE_MIN;
+}
+
+// The window of a batch-affine MSM of n tail points: the cost model's c,
+// made smaller where a bucket would average fewer than about
+// 2^MSM_AFFINE_RUN_BITS points (log2 n rounded): each bucket's last chunk
+// is partly empty and every chunk sum is one more addition in the merge
+// (2^27 random: c = 19 / 20 / 21 / 22 took 812 / 762 / 777 / 890 ms on an
+// H200, perf/cuda.md).
+inline uint32_t msm_affine_c(uint32_t c, uint64_t n) {
+  const uint64_t r = n + n / 2;
+  uint32_t lg = 0;
+  while (lg < 63 && (2ull << lg) <= r) lg++;  // log2 n, rounded
+  const uint32_t most = lg >= MSM_AFFINE_RUN_BITS + MSM_CMIN ? lg + 1 - MSM_AFFINE_RUN_BITS : MSM_CMIN;
+  return c < most ? c : most;
+}
+
+// Most chunks of n sorted points over M buckets: a bucket of l points
+// makes ceil(l / MSM_CHUNK) chunks.
+inline uint64_t msm_max_chunks(uint64_t n, uint32_t M) {
+  const uint64_t c = ceil_div(n, MSM_CHUNK) + M;
+  return c < n ? c : n;
+}
+
 // Device memory of one MSM of up to n_max scalars, carved from an arena.
 template <class F>
 struct msm_scratch {
@@ -128,6 +178,15 @@ struct msm_scratch {
   uint32_t *keys0, *keys1, *vals0, *vals1;
   uint32_t *bstart, *bend;
   P *buckets[2], *run_first, *run_last, *ones_sum;
+  // batch-affine (affine_ok): per bucket chunk counts and their exclusive
+  // sum (M + 1), the chunks' points (MSM_CHUNK rows: row r holds point r
+  // of every chunk, as vals entries) and keys, chunk sums, prefix products
+  // of the denominators
+  bool affine_ok = false;
+  uint64_t max_chunks = 0;
+  uint32_t *ch_cnt, *ch_off, *ch_vals, *ch_key;
+  affine_t<F>* ch_sum;
+  F* ch_pref;
   P *segT, *segR, *horner;  // reduction segments, Horner accumulator over the windows
   void* cub_temp;
   size_t cub_bytes = 0;
@@ -163,6 +222,16 @@ struct msm_scratch {
     segR = a.take_n<P>(pm.S);
     horner = a.take_n<P>(1);
     ones_sum = a.take_n<P>(1);
+    affine_ok = msm_affine_for(n);
+    max_chunks = affine_ok ? msm_max_chunks(nn, pm.M) : 0;
+    if (affine_ok) {
+      ch_cnt = a.take_n<uint32_t>(pm.M + 1);
+      ch_off = a.take_n<uint32_t>(pm.M + 1);
+      ch_vals = a.take_n<uint32_t>(max_chunks * MSM_CHUNK);
+      ch_key = a.take_n<uint32_t>(max_chunks);
+      ch_sum = a.take_n<affine_t<F>>(max_chunks);
+      ch_pref = a.take_n<F>(max_chunks);
+    }
     // CUB temporary storage: the largest of the sort and the scans.
     size_t sort_b = 0, scan_b = 0;
     cub::DoubleBuffer<uint32_t> dk(keys0, keys1), dv(vals0, vals1);
@@ -170,6 +239,10 @@ struct msm_scratch {
     CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, cnt_one, off_one, (int)(nb + 1), (cudaStream_t)0));
     cub_bytes = sort_b;
     if (scan_b > cub_bytes) cub_bytes = scan_b;
+    if (affine_ok) {
+      CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, ch_cnt, ch_off, (int)(pm.M + 1), (cudaStream_t)0));
+      if (scan_b > cub_bytes) cub_bytes = scan_b;
+    }
     cub_temp = a.take(cub_bytes);
   }
 };
@@ -223,7 +296,7 @@ __device__ __forceinline__ affine_t<F> signed_base(const affine_t<F>* __restrict
 // run_first[t], the run holding its last point (when it is another run) to
 // run_last[t] (else infinity), and every run in between, which is a whole
 // bucket, to buckets[key]. Keys >= M (zero digits) are sorted last and end
-// the slice.
+// the slice. vals == nullptr: point i is bases[i] (the chunk sums of 2').
 template <class F>
 __global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const affine_t<F>* __restrict__ bases,
                                                     const uint32_t* __restrict__ keys,
@@ -257,7 +330,7 @@ __global__ void __launch_bounds__(128, C2G_ACC_MIN_BLOCKS) k_accumulate(const af
       acc = xyzz_t<F>::inf();
     }
     if (k >= M) break;
-    acc.add_affine(signed_base(bases, vals[i]));
+    acc.add_affine(vals ? signed_base(bases, vals[i]) : ldg_vec(bases + i));
   }
   if (cur >= M) {
     run_last[t] = xyzz_t<F>::inf();
@@ -402,11 +475,136 @@ __global__ void k_set_inf(xyzz_t<F>* out) {
   if (threadIdx.x == 0 && blockIdx.x == 0) *out = xyzz_t<F>::inf();
 }
 
+// ---- batch-affine accumulation (2') ---------------------------------------
+
+__global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uint32_t M, uint32_t* cnt);
+__global__ void k_chunk_scatter(const uint32_t* keys, const uint32_t* vals, uint32_t n, uint32_t M,
+                                const uint32_t* bstart, const uint32_t* off, uint32_t total, uint32_t* cvals,
+                                uint32_t* ckey);
+constexpr uint32_t MSM_NO_POINT = 0xffffffffu;  // a chunk's missing point (cvals)
+
+// Minimum resident blocks of 128 threads per SM asked of ptxas for the
+// batch-affine kernel: 4 = at most 128 registers, 4 warps per scheduler
+// (the kernel also waits on memory; the probe's best, perf/cuda.md).
+#ifndef C2G_AFF_MIN_BLOCKS
+#define C2G_AFF_MIN_BLOCKS 4
+#endif
+
+// The denominator d of acc + p in affine coordinates, and which sum it is:
+// 0 the chord (d = x_p - x_acc), 1 the tangent (p = acc: d = 2 y_acc),
+// 2 p (acc at infinity), 3 acc (p at infinity), 4 infinity (p = -acc, or a
+// tangent at y = 0, which points of prime order never have). d = 1 for
+// 2..4, so no denominator in a lane's product is zero. Infinity is told by
+// x = 0 alone: (0, 0) encodes it, and the curve points with x = 0 (y^2 =
+// b) have order 3, so none lies in the prime-order groups of the bases
+// and their sums. Only the chord and infinity need y; the forward pass
+// (affine_step_den) reads x alone and gets the same d whenever y is not
+// needed, else calls this.
+template <class F>
+__device__ __forceinline__ int affine_step_kind(const affine_t<F>& acc, const affine_t<F>& p, F& d) {
+  d = p.X - acc.X;
+  const bool pinf = p.X.is_zero(), ainf = acc.X.is_zero();
+  if (!pinf && !ainf && !d.is_zero()) return 0;
+  const F one = field_consts<F>::one();
+  if (pinf) {
+    d = one;
+    return 3;
+  }
+  if (ainf) {
+    d = one;
+    return 2;
+  }
+  const F y2 = acc.Y.dbl();
+  if ((p.Y - acc.Y).is_zero() && !y2.is_zero()) {
+    d = y2;
+    return 1;
+  }
+  d = one;
+  return 4;
+}
+
+// The denominator of acc + p from the x coordinates (affine_step_kind's d),
+// reading the y coordinates only when the x coordinates are equal.
+template <class F>
+__device__ __forceinline__ F affine_step_den(const affine_t<F>* acc, const affine_t<F>* __restrict__ bases,
+                                             uint32_t v) {
+  const F ax = ld_vec(&acc->X), px = ldg_vec(&bases[v & 0x7fffffffu].X);
+  const F d = px - ax;
+  if (!px.is_zero() && !ax.is_zero() && !d.is_zero()) return d;
+  F dd;
+  affine_step_kind(ld_vec(acc), signed_base(bases, v), dd);
+  return dd;
+}
+
+// Lane t owns the chunks j = i T + t (j < total; T lanes, at most B
+// chunks each). Chunk j holds the points cvals[r total + j], r <
+// MSM_CHUNK (MSM_NO_POINT where the bucket ran out: only its first is
+// sure). sum[j] starts as the chunk's first point; round r adds point r of
+// every chunk that has one, with one inversion per lane: the prefix
+// products of the denominators go to pref (forward), then each 1/d is
+// peeled off the inverse of the whole product (backward). The next
+// chunk's point index is read one step ahead: what is left waiting is the
+// gather of the base itself.
+template <class F>
+__global__ void __launch_bounds__(128, C2G_AFF_MIN_BLOCKS)
+    k_affine_chunks(const affine_t<F>* __restrict__ bases, const uint32_t* __restrict__ cvals, uint32_t total,
+                    uint32_t B, affine_t<F>* sum, F* pref) {
+  const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= total) return;
+  uint32_t mine = (total - t + T - 1) / T;  // this lane's chunks: i < mine
+  if (mine > B) mine = B;
+  for (uint32_t i = 0; i < mine; i++) {
+    const uint32_t j = i * T + t;
+    st_vec(sum + j, signed_base(bases, cvals[j]));
+  }
+  for (uint32_t r = 1; r < MSM_CHUNK; r++) {
+    const uint32_t* row = cvals + (uint64_t)r * total;
+    F prod = field_consts<F>::one();
+    uint32_t v = row[t];
+    for (uint32_t i = 0; i < mine; i++) {
+      const uint32_t j = i * T + t;
+      const uint32_t next = i + 1 < mine ? row[j + T] : MSM_NO_POINT;
+      if (v != MSM_NO_POINT) prod = prod * affine_step_den(sum + j, bases, v);
+      st_vec(pref + j, prod);
+      v = next;
+    }
+    F inv = field_inverse(prod);
+    v = row[(mine - 1) * T + t];
+    for (uint32_t i = mine; i-- > 0;) {
+      const uint32_t j = i * T + t;
+      const uint32_t next = i > 0 ? row[j - T] : MSM_NO_POINT;
+      if (v != MSM_NO_POINT) {
+        const affine_t<F> a = ld_vec(sum + j), p = signed_base(bases, v);
+        F d;
+        const int kind = affine_step_kind(a, p, d);
+        const F dinv = i ? inv * ld_vec(pref + j - T) : inv;
+        inv = inv * d;
+        if (kind <= 1) {
+          F num = p.Y - a.Y;
+          if (kind == 1) {
+            const F x2 = a.X.sqr();
+            num = x2.dbl() + x2;
+          }
+          const F l = num * dinv;
+          const F x3 = l.sqr() - a.X - p.X;
+          st_vec(sum + j, affine_t<F>{x3, l * (a.X - x3) - a.Y});
+        } else if (kind == 2) {
+          st_vec(sum + j, p);
+        } else if (kind == 4) {
+          st_vec(sum + j, affine_t<F>{F::zero(), F::zero()});
+        }
+      }
+      v = next;
+    }
+  }
+}
+
 // ---- host driver ---------------------------------------------------------
 
 struct msm_info {
   uint64_t n_zero = 0, n_one = 0, n_other = 0;
   uint32_t window_bits = 0;
+  bool batch_affine = false;  // the tail accumulated batch-affine (2')
 };
 
 template <class F>
@@ -468,6 +666,39 @@ struct msm_side_stream {
   msm_side_stream(const msm_side_stream&) = delete;
   msm_side_stream& operator=(const msm_side_stream&) = delete;
 };
+
+// affine_chunks runs step 2' on the sorted (keys, vals) of one window
+// (bucket bounds in s.bstart / s.bend): chunk points, keys and bucket
+// offsets into s.ch_*, the chunk sums into s.ch_sum. Returns the number of
+// chunks (it synchronizes st to learn it).
+template <class F>
+uint32_t affine_chunks(msm_scratch<F>& s, const affine_t<F>* bases, const uint32_t* keys, const uint32_t* vals,
+                       uint32_t n, uint32_t M, cudaStream_t st) {
+  C2G_LAUNCH(k_chunk_counts, grid_for(M + 1, 256), 256, 0, st, s.bstart, s.bend, M, s.ch_cnt);
+  CK_LAUNCH("k_chunk_counts");
+  size_t tb = s.cub_bytes;
+  CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.ch_cnt, s.ch_off, (int)(M + 1), st));
+  uint32_t total = 0;
+  CK(cudaMemcpyAsync(&total, s.ch_off + M, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
+  CK(cudaStreamSynchronize(st));
+  if (total > s.max_chunks) throw error(C2G_ERR_INTERNAL, 0, "msm: chunk scratch too small");
+  if (total == 0) return 0;
+  CK(cudaMemsetAsync(s.ch_vals, 0xff, (size_t)total * MSM_CHUNK * sizeof(uint32_t), st));  // MSM_NO_POINT
+  C2G_LAUNCH(k_chunk_scatter, grid_for(n, 256), 256, 0, st, keys, vals, n, M, s.bstart, s.ch_off, total, s.ch_vals,
+             s.ch_key);
+  CK_LAUNCH("k_chunk_scatter");
+  // T lanes (a multiple of the block): MSM_AFFINE_LANES, fewer when that
+  // would leave a lane fewer than MSM_AFFINE_BATCH_MIN chunks, more when it
+  // would give one more than MSM_AFFINE_BATCH
+  uint64_t T64 = MSM_AFFINE_LANES;
+  if ((uint64_t)total < T64 * MSM_AFFINE_BATCH_MIN) T64 = ceil_div(total, MSM_AFFINE_BATCH_MIN);
+  if ((uint64_t)total > T64 * MSM_AFFINE_BATCH) T64 = ceil_div(total, MSM_AFFINE_BATCH);
+  const uint32_t T = (uint32_t)(ceil_div(T64, 128) * 128);
+  const uint32_t B = ceil_div_u32(total, T);
+  C2G_LAUNCH(k_affine_chunks<F>, T / 128, 128, 0, st, bases, s.ch_vals, total, B, s.ch_sum, s.ch_pref);
+  CK_LAUNCH("k_affine_chunks");
+  return total;
+}
 
 // msm_run computes out = sum sc[i] * bases[i] for i < n. sc holds canonical
 // (non-Montgomery) scalars. s must have been laid out for at least n. The
@@ -531,7 +762,10 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   }
 
   // 3. Pippenger on the rest
+  const bool affine = s.affine_ok && msm_affine_for(n2);
+  if (info) info->batch_affine = affine;
   uint32_t c = msm_forced_c() ? msm_forced_c() : msm_choose_c(n2);
+  if (affine && !msm_forced_c()) c = msm_affine_c(c, n2);
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
   if (info) info->window_bits = c;
@@ -553,17 +787,29 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
     C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
+    // the XYZZ slices (2) run over the sorted points, or over the chunk
+    // sums of the batch-affine step (2') with their own bucket bounds
+    const affine_t<F>* xb = bases;
+    const uint32_t *xkeys = keys, *xvals = vals, *xstart = s.bstart, *xend = s.bend;
+    uint32_t xn = n2, xK = K, xslices = slices;
+    if (affine) {
+      xn = affine_chunks<F>(s, bases, keys, vals, n2, p.M, st);
+      xb = s.ch_sum, xkeys = s.ch_key, xvals = nullptr, xstart = s.ch_off, xend = s.ch_off + 1;
+      xK = msm_slice_for(xn), xslices = ceil_div_u32(xn, xK);
+    }
     if (wi >= 2) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // buckets[b] reduced: free again
-    C2G_LAUNCH(k_accumulate<F>, grid_for(slices, 128), 128, 0, st, bases, keys, vals, n2, K, p.M, s.buckets[b],
-               s.run_first, s.run_last);
-    CK_LAUNCH("k_accumulate");
-    dim3 tg = grid_for(slices / 2 + 1, 128);
+    if (xslices > 0) {
+      C2G_LAUNCH(k_accumulate<F>, grid_for(xslices, 128), 128, 0, st, xb, xkeys, xvals, xn, xK, p.M, s.buckets[b],
+                 s.run_first, s.run_last);
+      CK_LAUNCH("k_accumulate");
+    }
+    dim3 tg = grid_for(xslices / 2 + 1, 128);
     if (tg.x > 132 * 8) tg.x = 132 * 8;
-    for (uint32_t d = 1; d < slices; d *= 2) {
-      C2G_LAUNCH(k_slice_tree<F>, tg, 128, 0, st, s.run_first, keys, slices, K, d);
+    for (uint32_t d = 1; d < xslices; d *= 2) {
+      C2G_LAUNCH(k_slice_tree<F>, tg, 128, 0, st, s.run_first, xkeys, xslices, xK, d);
       CK_LAUNCH("k_slice_tree");
     }
-    C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, s.bstart, s.bend, n2, K, p.M, s.run_first,
+    C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, xstart, xend, xn, xK, p.M, s.run_first,
                s.run_last, s.buckets[b]);
     CK_LAUNCH("k_bucket_fixup");
     CK(cudaEventRecord(side.filled[b], st));
@@ -616,6 +862,7 @@ void msm_streamed(const affine_t<F>* host_bases, const fr_t* sc, uint64_t n, msm
     total.n_one += ci.n_one;
     total.n_other += ci.n_other;
     if (ci.window_bits > total.window_bits) total.window_bits = ci.window_bits;
+    total.batch_affine = total.batch_affine || ci.batch_affine;
   }
   tree_sum<F>(chunk_out, 0, 1, (uint32_t)chunks, st);
   C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, chunk_out, (const xyzz_t<F>*)nullptr, out);

@@ -102,4 +102,28 @@ __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, ui
   if (i == n - 1 || keys[i + 1] != k) bend[k] = i + 1;
 }
 
+// cnt[b] = the chunks of bucket b (ceil(l / MSM_CHUNK) for its l points);
+// cnt[M] = 0, so the exclusive sum's entry M is the total.
+__global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uint32_t M, uint32_t* cnt) {
+  uint32_t b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b > M) return;
+  cnt[b] = b < M ? (bend[b] - bstart[b] + MSM_CHUNK - 1) / MSM_CHUNK : 0;
+}
+
+// Point o of bucket k's sorted run is point o % MSM_CHUNK of the bucket's
+// chunk o / MSM_CHUNK, chunk j = off[k] + o / MSM_CHUNK: cvals[(o %
+// MSM_CHUNK) total + j] = its vals entry, ckey[j] = k. Keys >= M (zero
+// digits, sorted last) belong to no chunk.
+__global__ void k_chunk_scatter(const uint32_t* keys, const uint32_t* vals, uint32_t n, uint32_t M,
+                                const uint32_t* bstart, const uint32_t* off, uint32_t total, uint32_t* cvals,
+                                uint32_t* ckey) {
+  uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t k = keys[i];
+  if (k >= M) return;
+  const uint32_t o = i - bstart[k], j = off[k] + o / MSM_CHUNK, r = o % MSM_CHUNK;
+  cvals[(uint64_t)r * total + j] = vals[i];
+  if (r == 0) ckey[j] = k;
+}
+
 }  // namespace c2g

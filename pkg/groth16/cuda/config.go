@@ -106,5 +106,6 @@ type DeviceInfo struct {
 type MSMStats struct {
 	Zero, One, Other int64   // scalar classes
 	WindowBits       int     // Pippenger window of the part that is not 0/1
+	BatchAffine      bool    // that part accumulated batch-affine (C2G_MSM_AFFINE)
 	DeviceMillis     float64 // device time (events) of the MSM itself
 }

@@ -285,7 +285,7 @@ func (a *api) msm(dev, group int, bases, scalars cBuffer, n int64, out unsafe.Po
 		return MSMStats{}, err
 	}
 	return MSMStats{Zero: int64(s.n_zero), One: int64(s.n_one), Other: int64(s.n_other),
-		WindowBits: int(s.window_bits), DeviceMillis: float64(s.ms)}, nil
+		WindowBits: int(s.window_bits), BatchAffine: s.batch_affine != 0, DeviceMillis: float64(s.ms)}, nil
 }
 
 // fixedBase passes Go memory (table, scalars, out), pinned for the call.

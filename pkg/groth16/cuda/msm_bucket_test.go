@@ -18,6 +18,10 @@ import (
 // accumulation that adds a bucket's points in pairs (a batch-affine one was
 // tried: docs/cuda.md), and a long single-bucket chain for the XYZZ one.
 func TestMSMOneBucketPatterns(t *testing.T) {
+	oneBucketPatterns(t, []int{3, 64, 777})
+}
+
+func oneBucketPatterns(t *testing.T, sizes []int) {
 	lib, dev := gpu(t)
 	var rv fr.Element
 	rv.SetRandom()
@@ -29,7 +33,7 @@ func TestMSMOneBucketPatterns(t *testing.T) {
 		"pqpq":        func(i int) int { return []int{0, 1}[i%2] },
 		"mixed":       func(i int) int { return []int{0, 0, 1, ^1, -1, 2, -1, -1, 3, 4, ^3, ^4, 5, 5, 5, 5}[i%16] },
 	}
-	for _, n := range []int{3, 64, 777} {
+	for _, n := range sizes {
 		p1, p2 := randomPointsG1(6), randomPointsG2(6)
 		for name, pat := range patterns {
 			pts1 := make([]curve.G1Affine, n)
@@ -71,4 +75,25 @@ func TestMSMOneBucketPatterns(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMSMBatchAffine runs the MSM tests again with every tail accumulated
+// batch-affine (C2G_MSM_AFFINE=on; by default only tails of 2^26 points and
+// more are): chunks cut at bucket boundaries, the lanes' shared inversions,
+// and the special cases the affine formulas need (a base at infinity, an
+// accumulator at infinity, P + P, P + (−P)) against gnark-crypto.
+func TestMSMBatchAffine(t *testing.T) {
+	lib, dev := gpu(t)
+	pts, sc := randomPointsG1(300), randomScalars(300)
+	for mode, want := range map[string]bool{"on": true, "off": false, "": false} {
+		t.Setenv("C2G_MSM_AFFINE", mode)
+		_, st := gpuMSMG1(t, lib, dev, pts, sc)
+		require.Equal(t, want, st.BatchAffine, "C2G_MSM_AFFINE=%q: stats %+v", mode, st)
+	}
+	t.Setenv("C2G_MSM_AFFINE", "on")
+	t.Run("random", TestMSMRandom)
+	t.Run("edge", TestMSMEdgeCases)
+	// 200 points still make several chunks per bucket; the emulator
+	// takes ~4x longer per point batch-affine (its 4-bit windows)
+	t.Run("one-bucket", func(t *testing.T) { oneBucketPatterns(t, sized([]int{3, 64, 777}, []int{3, 64, 200})) })
 }
