@@ -113,7 +113,7 @@ C2G_API c2g_status c2g_buffer_copy(int32_t device, c2g_buffer* dst, uint64_t dst
  * i < n. bases: G1Affine or G2Affine array; scalars: fr.Element array
  * (Montgomery), left unchanged. out: one XYZZ point (192 or 384 bytes). */
 typedef struct c2g_msm_stats {
-  uint64_t n_zero, n_one, n_other; /* scalar classes */
+  uint64_t n_zero, n_one, n_minus_one, n_other; /* scalar classes (0, 1, r - 1, the rest) */
   uint32_t window_bits;            /* Pippenger window of the tail MSM */
   uint32_t batch_affine;           /* 1: the tail accumulated batch-affine (C2G_MSM_AFFINE) */
   float ms;                        /* device time of the whole MSM */

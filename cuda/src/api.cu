@@ -275,6 +275,7 @@ c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const
     if (stats) {
       stats->n_zero = info.n_zero;
       stats->n_one = info.n_one;
+      stats->n_minus_one = info.n_minus_one;
       stats->n_other = info.n_other;
       stats->window_bits = info.window_bits;
       stats->batch_affine = info.batch_affine ? 1 : 0;

@@ -10,66 +10,56 @@ __global__ void k_fr_from_mont(const fr_t* in, fr_t* out, uint64_t n) {
     out[i] = ldg_vec(in + i).from_mont();
 }
 
-__global__ void __launch_bounds__(CL_THREADS) k_class_count(const fr_t* sc, uint32_t n, uint32_t* cnt1,
-                                                            uint32_t* cnt2) {
-  __shared__ uint32_t s1, s2;
-  if (threadIdx.x == 0) s1 = s2 = 0;
+// Per tile of CL_TILE scalars: how many fall in each listed class.
+__global__ void __launch_bounds__(CL_THREADS) k_class_count(const fr_t* sc, uint32_t n, class_ptrs cnt) {
+  __shared__ uint32_t sh[MSM_CLASS_LISTS];
+  if (threadIdx.x < MSM_CLASS_LISTS) sh[threadIdx.x] = 0;
   __syncthreads();
-  uint32_t c1 = 0, c2 = 0;
+  uint32_t c[MSM_CLASS_LISTS] = {};
   uint64_t base = (uint64_t)blockIdx.x * CL_TILE;
   for (uint32_t k = 0; k < CL_ITEMS; k++) {
     uint64_t i = base + k * CL_THREADS + threadIdx.x;
     if (i < n) {
-      int cl = scalar_class(ldg_vec(sc + i));
-      c1 += cl == 1;
-      c2 += cl == 2;
+      const int cl = scalar_class(ldg_vec(sc + i));
+      for (int l = 0; l < MSM_CLASS_LISTS; l++) c[l] += cl == l + 1;
     }
   }
-  c1 = __reduce_add_sync(0xffffffffu, c1);
-  c2 = __reduce_add_sync(0xffffffffu, c2);
-  if ((threadIdx.x & 31) == 0) {
-    atomicAdd(&s1, c1);
-    atomicAdd(&s2, c2);
+  for (int l = 0; l < MSM_CLASS_LISTS; l++) {
+    c[l] = __reduce_add_sync(0xffffffffu, c[l]);
+    if ((threadIdx.x & 31) == 0) atomicAdd(&sh[l], c[l]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    cnt1[blockIdx.x] = s1;
-    cnt2[blockIdx.x] = s2;
-  }
+  if (threadIdx.x < MSM_CLASS_LISTS) cnt.p[threadIdx.x][blockIdx.x] = sh[threadIdx.x];
 }
 
-// Order-preserving scatter of the indices of ones and of other non-zero
-// scalars; off1/off2 are the exclusive sums of the per-tile counts.
-__global__ void __launch_bounds__(CL_THREADS) k_class_scatter(const fr_t* sc, uint32_t n, const uint32_t* off1,
-                                                              const uint32_t* off2, uint32_t* idx1, uint32_t* idx2) {
-  __shared__ uint32_t w1[CL_THREADS / 32], w2[CL_THREADS / 32];
+// Order-preserving scatter of the scalars' indices into their class's list;
+// off holds the exclusive sums of the per-tile counts.
+__global__ void __launch_bounds__(CL_THREADS) k_class_scatter(const fr_t* sc, uint32_t n, class_ptrs off,
+                                                              class_ptrs idx) {
+  __shared__ uint32_t wc[MSM_CLASS_LISTS][CL_THREADS / 32];
   const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const uint32_t lt = (1u << lane) - 1;
-  uint32_t r1 = off1[blockIdx.x], r2 = off2[blockIdx.x];
+  uint32_t r[MSM_CLASS_LISTS];
+  for (int l = 0; l < MSM_CLASS_LISTS; l++) r[l] = off.p[l][blockIdx.x];
   uint64_t base = (uint64_t)blockIdx.x * CL_TILE;
   for (uint32_t k = 0; k < CL_ITEMS; k++) {
     uint64_t i = base + k * CL_THREADS + threadIdx.x;
-    int cl = i < n ? scalar_class(ldg_vec(sc + i)) : 0;
-    uint32_t b1 = __ballot_sync(0xffffffffu, cl == 1);
-    uint32_t b2 = __ballot_sync(0xffffffffu, cl == 2);
-    if (lane == 0) {
-      w1[warp] = __popc(b1);
-      w2[warp] = __popc(b2);
+    const int cl = i < n ? scalar_class(ldg_vec(sc + i)) : MSM_CLS_ZERO;
+    uint32_t bal[MSM_CLASS_LISTS];
+    for (int l = 0; l < MSM_CLASS_LISTS; l++) {
+      bal[l] = __ballot_sync(0xffffffffu, cl == l + 1);
+      if (lane == 0) wc[l][warp] = __popc(bal[l]);
     }
     __syncthreads();
-    uint32_t p1 = 0, p2 = 0, t1 = 0, t2 = 0;
-    for (uint32_t v = 0; v < CL_THREADS / 32; v++) {
-      if (v < warp) {
-        p1 += w1[v];
-        p2 += w2[v];
+    for (int l = 0; l < MSM_CLASS_LISTS; l++) {
+      uint32_t before = 0, all = 0;
+      for (uint32_t v = 0; v < CL_THREADS / 32; v++) {
+        if (v < warp) before += wc[l][v];
+        all += wc[l][v];
       }
-      t1 += w1[v];
-      t2 += w2[v];
+      if (cl == l + 1) idx.p[l][r[l] + before + __popc(bal[l] & lt)] = (uint32_t)i;
+      r[l] += all;
     }
-    if (cl == 1) idx1[r1 + p1 + __popc(b1 & lt)] = (uint32_t)i;
-    if (cl == 2) idx2[r2 + p2 + __popc(b2 & lt)] = (uint32_t)i;
-    r1 += t1;
-    r2 += t2;
     __syncthreads();
   }
 }

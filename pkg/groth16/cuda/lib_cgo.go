@@ -284,7 +284,7 @@ func (a *api) msm(dev, group int, bases, scalars cBuffer, n int64, out unsafe.Po
 	if err := e.check(st, "msm", dev); err != nil {
 		return MSMStats{}, err
 	}
-	return MSMStats{Zero: int64(s.n_zero), One: int64(s.n_one), Other: int64(s.n_other),
+	return MSMStats{Zero: int64(s.n_zero), One: int64(s.n_one), MinusOne: int64(s.n_minus_one), Other: int64(s.n_other),
 		WindowBits: int(s.window_bits), BatchAffine: s.batch_affine != 0, DeviceMillis: float64(s.ms)}, nil
 }
 

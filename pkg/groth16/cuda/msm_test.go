@@ -117,7 +117,7 @@ func TestMSMRandom(t *testing.T) {
 			_, err := want.MultiExp(pts, sc, cfg)
 			require.NoError(t, err)
 			require.True(t, got.Equal(&want), "n=%d stats=%+v", n, st)
-			require.Equal(t, int64(n), st.Zero+st.One+st.Other)
+			require.Equal(t, int64(n), st.Zero+st.One+st.MinusOne+st.Other)
 		})
 	}
 	for _, n := range sized([]int{1, 5, 257, 3001, 1<<14 + 1}, []int{1, 5, 1001}) {
@@ -202,6 +202,20 @@ func TestMSMEdgeCases(t *testing.T) {
 			got, st := gpuMSMG1(t, lib, dev, pts, sc)
 			want := naiveG1(pts, sc)
 			require.True(t, got.Equal(&want), "%s: stats %+v", name, st)
+			var classes MSMStats // the classes the scalars fall in, counted here
+			for i := range sc {
+				switch {
+				case sc[i].IsZero():
+					classes.Zero++
+				case sc[i].IsOne():
+					classes.One++
+				case sc[i].Equal(&m1):
+					classes.MinusOne++
+				default:
+					classes.Other++
+				}
+			}
+			require.Equal(t, classes, MSMStats{Zero: st.Zero, One: st.One, MinusOne: st.MinusOne, Other: st.Other}, name)
 		}
 		// the same value everywhere on distinct points: one bucket holding
 		// every point, spread over many accumulation slices (3: in one
