@@ -344,13 +344,14 @@ func TestDeviceBytesCoverUpload(t *testing.T) {
 // TestSyntheticKeyMatchesCPU proves a random (H-consistent) witness with a
 // synthetic key of device-generated points, then proves the same statement
 // on the CPU with the points read back: the bytes must agree. This covers
-// arbitrary densities, 0/1-heavy aux values and the upload of a, b, c.
+// arbitrary densities, aux values mostly 0, 1 and r − 1 (the MSMs' summed
+// classes) and the upload of a, b, c.
 func TestSyntheticKeyMatchesCPU(t *testing.T) {
 	b := newTestBackend(t, ResidencyDevice)
 	ctx := context.Background()
 	rows, domain, aux := sized(3000, 900), sized(4096, 1024), sized(5000, 1300)
 	w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: 7, Aux: aux,
-		Frac01: 0.85, ADensity: 0.997, BDensity: 0.254, Seed: 5})
+		Frac01: 0.75, FracMinusOne: 0.15, ADensity: 0.997, BDensity: 0.254, Seed: 5})
 	k, err := b.LoadSynthetic(ctx, sh, 9)
 	require.NoError(t, err)
 	defer k.Close()

@@ -33,14 +33,17 @@ func (s SyntheticShape) check() error {
 
 // SyntheticWitnessSpec describes a random witness for benchmarks.
 type SyntheticWitnessSpec struct {
-	Rows     int     // constraints + inputs (<= Domain)
-	Domain   int     // power of two
-	Inputs   int     // public inputs including the constant one
-	Aux      int     // aux variables
-	Frac01   float64 // share of aux values that are 0 or 1 (half each)
-	ADensity float64 // share of aux variables in the A density
-	BDensity float64 // share of inputs and aux variables in the B density
-	Seed     uint64
+	Rows   int     // constraints + inputs (<= Domain)
+	Domain int     // power of two
+	Inputs int     // public inputs including the constant one
+	Aux    int     // aux variables
+	Frac01 float64 // share of aux values that are 0 or 1 (half each)
+	// FracMinusOne is the share of aux values that are r − 1 (the rest,
+	// 1 − Frac01 − FracMinusOne, are random).
+	FracMinusOne float64
+	ADensity     float64 // share of aux variables in the A density
+	BDensity     float64 // share of inputs and aux variables in the B density
+	Seed         uint64
 }
 
 // NewSyntheticWitness draws a witness and the matching SyntheticShape: a
@@ -74,11 +77,15 @@ func NewSyntheticWitness(s SyntheticWitnessSpec) (*groth16.Synthesized, Syntheti
 	// 64-aligned chunks so density words are written by one goroutine each.
 	parallelChunks(s.Aux, s.Seed+1, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			if r.Float64() < s.Frac01 {
+			switch u := r.Float64(); {
+			case u < s.Frac01:
 				if r.Uint64()&1 == 1 {
 					w.Aux[i].SetOne()
 				}
-			} else {
+			case u < s.Frac01+s.FracMinusOne:
+				w.Aux[i].SetOne()
+				w.Aux[i].Neg(&w.Aux[i])
+			default:
 				random(r, &w.Aux[i])
 			}
 			if r.Float64() < s.ADensity {

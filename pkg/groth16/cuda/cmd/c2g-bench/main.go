@@ -2,7 +2,9 @@
 
 // Command c2g-bench times the CUDA prover on a GPU host: G1/G2 MSMs with
 // random and 85 %-0/1 scalars, Fr NTTs, and a synthetic partition at the
-// 32 GiB PoRep shape (parameters resident in device memory), end to end;
+// 32 GiB PoRep shape (parameters resident in device memory; aux values
+// with a PoRep witness's shares of 0, 1 and r - 1, -partition-profile),
+// end to end;
 // with -fixed-base, the setup's fixed-base multiplications too.
 // It prints one line per measurement as it goes, a table at the end, and
 // writes the numbers as JSON.
@@ -101,6 +103,7 @@ func run(args []string, stdout io.Writer) error {
 	partRows := fs.Int("partition-rows", 130_278_328, "partition rows (constraints + inputs)")
 	partAux := fs.Int("partition-aux", 130_170_000, "partition aux variables")
 	partIn := fs.Int("partition-inputs", 328, "partition public inputs")
+	partProfile := fs.String("partition-profile", "porep", "the partition's aux values: porep (a PoRep partition's, measured by BenchmarkWitnessProfile: 85.2 % 0/1, 13.6 % r-1, 1.2 % random) or 85-01 (85 % 0/1, the rest random: the profile assumed before it was measured)")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -159,7 +162,11 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *part {
-		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, *reps, stdout, add); err != nil {
+		prof, ok := partitionProfiles[*partProfile]
+		if !ok {
+			return fmt.Errorf("-partition-profile %q is not 85-01 or porep", *partProfile)
+		}
+		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *reps, stdout, add); err != nil {
 			return err
 		}
 	}
@@ -440,7 +447,20 @@ func benchSubgroup(l *cuda.Library, dev int, logs []int, reps int, add func(resu
 	return nil
 }
 
-func benchPartition(b *cuda.Backend, logN, rows, inputs, aux, reps int, out io.Writer, add func(result)) error {
+// partitionProfile is the mix of the synthetic partition's aux values.
+type partitionProfile struct {
+	frac01, fracMinusOne float64
+	note                 string
+}
+
+var partitionProfiles = map[string]partitionProfile{
+	"85-01": {0.85, 0, "85% 0/1 aux"},
+	// a 2 KiB partition's aux: 55.5 % 0, 29.7 % 1, 13.6 % r-1, 1.2 % other
+	// (the 0/1 half each here: more ones than measured, not fewer)
+	"porep": {0.852, 0.136, "PoRep-profile aux: 85.2% 0/1, 13.6% r-1"},
+}
+
+func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, reps int, out io.Writer, add func(result)) error {
 	ctx := context.Background()
 	domain := 1 << logN
 	if rows > domain {
@@ -448,7 +468,7 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux, reps int, out io.W
 	}
 	t0 := time.Now()
 	w, sh := cuda.NewSyntheticWitness(cuda.SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: inputs, Aux: aux,
-		Frac01: 0.85, ADensity: 0.997, BDensity: 0.254, Seed: 1})
+		Frac01: prof.frac01, FracMinusOne: prof.fracMinusOne, ADensity: 0.997, BDensity: 0.254, Seed: 1})
 	fmt.Fprintf(out, "partition: witness of %d rows, %d aux (|A| %d, |B| %d) drawn in %v\n",
 		rows, aux, sh.A, sh.B, time.Since(t0).Round(time.Millisecond))
 	t0 = time.Now()
@@ -509,7 +529,7 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux, reps int, out io.W
 		devUp = append(devUp, du)
 		devComp = append(devComp, dc)
 	}
-	note := fmt.Sprintf("rows %d, aux %d, |A| %d, |B| %d, 85%% 0/1 aux", rows, aux, sh.A, sh.B)
+	note := fmt.Sprintf("rows %d, aux %d, |A| %d, |B| %d, %s", rows, aux, sh.A, sh.B, prof.note)
 	var anchor float64
 	if logN == 27 {
 		anchor = 1500 // the first target for the 32 GiB shape (issue 5)
