@@ -11,10 +11,7 @@ __device__ __forceinline__ fp_t f_inv(const fp_t& x) {
   e[0] -= 2;  // p - 2 (the low limb of p is 0xffffaaab: no borrow)
   return x.pow_limbs(e, 12, field_consts<fp_t>::one());
 }
-__device__ __forceinline__ fp2_t f_inv(const fp2_t& x) {
-  fp_t d = f_inv(x.c0.sqr() + x.c1.sqr());
-  return fp2_t{x.c0 * d, (x.c1 * d).neg()};
-}
+__device__ __forceinline__ fp2_t f_inv(const fp2_t& x) { return x.inverse_by_norm(f_inv(x.norm())); }
 
 // Affine form of p, canonical coordinates; infinity as (0, 0), gnark's
 // encoding.

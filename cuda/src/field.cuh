@@ -436,6 +436,10 @@ struct fp2_t {
     fp_t q = c0 * c1;
     return fp2_t{p, q.dbl()};
   }
+  // a^2 + b^2 = x times its conjugate, in Fp.
+  C2G_HD fp_t norm() const { return c0.sqr() + c1.sqr(); }
+  // 1/x = (a - b u) / (a^2 + b^2), given ni = 1/norm() (0 for 0, then 0).
+  C2G_HD fp2_t inverse_by_norm(const fp_t& ni) const { return fp2_t{c0 * ni, (c1 * ni).neg()}; }
 };
 
 // ---- inversion in Fp and Fp2 by the binary extended Euclid: shifts and
@@ -534,11 +538,8 @@ C2G_INV fp_t fp_inverse(const fp_t& x) {
   return r * fp_t::from_limbs(r3);
 }
 
-// 1/(a + b u) = (a - b u) / (a^2 + b^2); 0 for 0.
-C2G_INV fp2_t fp2_inverse(const fp2_t& x) {
-  const fp_t n = fp_inverse(x.c0.sqr() + x.c1.sqr());
-  return fp2_t{x.c0 * n, (x.c1 * n).neg()};
-}
+// 1/x in Fp2 through the norm; 0 for 0.
+C2G_INV fp2_t fp2_inverse(const fp2_t& x) { return x.inverse_by_norm(fp_inverse(x.norm())); }
 C2G_HD fp_t field_inverse(const fp_t& x) { return fp_inverse(x); }
 C2G_HD fp2_t field_inverse(const fp2_t& x) { return fp2_inverse(x); }
 

@@ -727,7 +727,8 @@ uint32_t affine_chunks(msm_scratch<F>& s, const affine_t<F>* bases, const uint32
 
 // msm_run computes out = sum sc[i] * bases[i] for i < n. sc holds canonical
 // (non-Montgomery) scalars. s must have been laid out for at least n. The
-// call synchronizes `st` once (to learn the class counts).
+// call synchronizes `st` once to learn the class counts, and once per
+// window when the tail accumulates batch-affine (the chunk count).
 template <class F>
 void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F>& s, xyzz_t<F>* out,
              cudaStream_t st, msm_info* info, const cancel_flag* cancel) {

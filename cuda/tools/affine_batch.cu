@@ -90,10 +90,7 @@ __global__ void k_fill(affine_t<F>* table) {
 
 __device__ __forceinline__ fp_t inverse(const fp_t& x) { return AB_INV_GCD ? fp_inverse(x) : f_inv(x); }
 // 1/(a + b u) = (a - b u) / (a^2 + b^2)
-__device__ __forceinline__ fp2_t inverse(const fp2_t& x) {
-  const fp_t n = inverse(x.c0.sqr() + x.c1.sqr());
-  return fp2_t{x.c0 * n, (x.c1 * n).neg()};
-}
+__device__ __forceinline__ fp2_t inverse(const fp2_t& x) { return x.inverse_by_norm(inverse(x.norm())); }
 
 // Baseline: B*K points into one XYZZ accumulator per lane.
 template <class F>

@@ -105,7 +105,7 @@ type DeviceInfo struct {
 // MSMStats describes one standalone MSM.
 type MSMStats struct {
 	Zero, One, MinusOne, Other int64   // scalar classes: 0, 1, r − 1 (sums of bases), the rest (Pippenger)
-	WindowBits                 int     // Pippenger window of the part that is not 0/1
+	WindowBits                 int     // Pippenger window of the rest
 	BatchAffine                bool    // that part accumulated batch-affine (C2G_MSM_AFFINE)
 	DeviceMillis               float64 // device time (events) of the MSM itself
 }

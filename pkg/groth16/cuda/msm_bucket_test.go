@@ -78,8 +78,8 @@ func oneBucketPatterns(t *testing.T, sizes []int) {
 }
 
 // TestMSMBatchAffine runs the MSM tests again with every tail accumulated
-// batch-affine (C2G_MSM_AFFINE=on; by default only tails of 2^26 points and
-// more are): chunks cut at bucket boundaries, the lanes' shared inversions,
+// batch-affine (C2G_MSM_AFFINE=on; by default only tails of 3·2^25 points
+// and more are): chunks cut at bucket boundaries, the lanes' shared inversions,
 // and the special cases the affine formulas need (a base at infinity, an
 // accumulator at infinity, P + P, P + (−P)) against gnark-crypto.
 func TestMSMBatchAffine(t *testing.T) {

@@ -131,6 +131,10 @@ func run(args []string, stdout io.Writer) error {
 	if *reps < 1 {
 		return fmt.Errorf("reps must be at least 1")
 	}
+	prof, err := partitionProfileNamed(*partProfile)
+	if err != nil {
+		return err
+	}
 	b, err := cuda.New(cuda.Config{LibraryPath: *lib, Device: *dev, Residency: cuda.ResidencyDevice,
 		Progress: groth16.ProgressLines(stdout)})
 	if err != nil {
@@ -162,10 +166,6 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *part {
-		prof, ok := partitionProfiles[*partProfile]
-		if !ok {
-			return fmt.Errorf("-partition-profile %q is not 85-01 or porep", *partProfile)
-		}
 		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *reps, stdout, add); err != nil {
 			return err
 		}
@@ -451,6 +451,15 @@ func benchSubgroup(l *cuda.Library, dev int, logs []int, reps int, add func(resu
 type partitionProfile struct {
 	frac01, fracMinusOne float64
 	note                 string
+}
+
+// partitionProfileNamed looks up -partition-profile.
+func partitionProfileNamed(name string) (partitionProfile, error) {
+	p, ok := partitionProfiles[name]
+	if !ok {
+		return p, fmt.Errorf("-partition-profile %q is not 85-01 or porep", name)
+	}
+	return p, nil
 }
 
 var partitionProfiles = map[string]partitionProfile{
