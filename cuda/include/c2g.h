@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 5
+#define C2G_ABI_VERSION 6
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -219,10 +219,30 @@ typedef struct c2g_witness {
   const uint64_t* a_density_aux;   /* bitmap, (num_aux+63)/64 words */
   const uint64_t* b_density_input; /* bitmap, (num_inputs+63)/64 words */
   const uint64_t* b_density_aux;   /* bitmap, (num_aux+63)/64 words */
+  /* Optional value codes of a, b, c and aux, one byte per value (rows,
+   * rows, rows, num_aux bytes): C2G_CODE_*. A vector whose codes are given
+   * and whose values lie in a range registered with c2g_host_register is
+   * uploaded as its codes: the library copies the codes, writes 0, 1 and
+   * r - 1 itself and reads only the values coded C2G_CODE_OTHER, straight
+   * from the registered memory. Any other vector is copied whole. A code
+   * that does not match its value changes the proof (which then fails
+   * verification): the caller owns their correctness. */
+  const uint8_t* a_codes;
+  const uint8_t* b_codes;
+  const uint8_t* c_codes;
+  const uint8_t* aux_codes;
 } c2g_witness;
 
+enum {
+  C2G_CODE_ZERO = 0,
+  C2G_CODE_ONE = 1,       /* the field's one (Montgomery form: R mod r) */
+  C2G_CODE_MINUS_ONE = 2, /* r - 1 */
+  C2G_CODE_OTHER = 3      /* any other value: read from the host array */
+};
+
 /* Allocates the task's device memory and copies the witness in; returns
- * when the host arrays may be reused. */
+ * when the host arrays may be reused. The environment variable
+ * C2G_UPLOAD_CODES=off makes it ignore the codes (benchmarks). */
 C2G_API c2g_status c2g_task_upload(int32_t device, c2g_task* task, const c2g_witness* w, c2g_error* err);
 /* Runs the H computation and the five MSMs on the device. */
 C2G_API c2g_status c2g_task_compute(int32_t device, c2g_task* task, c2g_error* err);
@@ -237,6 +257,10 @@ typedef struct c2g_results {
   /* c2g_task_upload: bytes copied straight from registered host memory
    * (c2g_host_register) and bytes copied through the staging buffers */
   uint64_t upload_direct_bytes, upload_staged_bytes;
+  /* bytes of witness values uploaded as codes (their vectors' full size),
+   * and the number of values read from host memory because they were
+   * coded C2G_CODE_OTHER */
+  uint64_t upload_coded_bytes, upload_other_values;
 } c2g_results;
 C2G_API c2g_status c2g_task_results(int32_t device, const c2g_task* task, c2g_results* out, c2g_error* err);
 /* Asks a running c2g_task_compute to stop at its next step (any thread). */

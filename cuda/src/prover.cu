@@ -1,6 +1,8 @@
 // Groth16 partition prover: key residency, task memory plan, upload, the
 // device pipeline (H, then the five MSMs) and results.
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "prover.cuh"
@@ -39,6 +41,29 @@ __global__ void k_dense_scatter(const fr_t* src, uint64_t n, const uint64_t* w, 
       st_vec(dst + dst_off + pre[i >> 6] + __popcll(below), ldg_vec(src + i));
     }
   }
+}
+
+// dst[i] = the value codes[i] names (C2G_CODE_*) for i < n; a value coded
+// OTHER (or with any code above it) is read from src, host memory mapped
+// into the device's address space, so only those cross the link. *others
+// counts them.
+__global__ void k_expand_codes(const uint8_t* codes, const fr_t* src, fr_t* dst, uint64_t n, uint32_t* others) {
+  const uint32_t one[8] = FR_ONE, minus_one[8] = FR_MINUS_ONE;
+  uint32_t cnt = 0;
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+    const uint8_t c = codes[i];
+    fr_t v;
+    if (c >= C2G_CODE_OTHER) {
+      v = ld_vec(src + i);
+      cnt++;
+    } else {
+#pragma unroll
+      for (int k = 0; k < 8; k++) v.v[k] = c == C2G_CODE_ONE ? one[k] : c == C2G_CODE_MINUS_ONE ? minus_one[k] : 0u;
+    }
+    st_vec(dst + i, v);
+  }
+  cnt = __reduce_add_sync(0xffffffffu, cnt);
+  if ((threadIdx.x & 31) == 0 && cnt) atomicAdd(others, cnt);
 }
 
 static dim3 grid_stride(uint64_t n) {
@@ -190,6 +215,9 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   arena hx = a;
   L.va = hx.take_n<fr_t>(n);
   L.vc = hx.take_n<fr_t>(n);
+  // (during the upload only: the codes of the vectors uploaded coded)
+  L.codes = hx.take_n<uint8_t>(3 * n + k->num_aux);
+  L.code_others = hx.take_n<uint32_t>(4);
   // region X, phase 2: the MSMs
   arena mx = a;
   uint64_t dense_n = k->num_a > k->num_b ? k->num_a : k->num_b;
@@ -273,6 +301,15 @@ static uint64_t popcount_bits(const uint64_t* w, uint64_t nbits) {
   return c;
 }
 
+// C2G_UPLOAD_CODES: unset or "on" uploads coded vectors as their codes,
+// "off" copies every vector whole (a benchmark's comparison).
+static bool upload_codes_enabled() {
+  const char* env = getenv("C2G_UPLOAD_CODES");
+  if (!env || !strcmp(env, "on")) return true;
+  if (!strcmp(env, "off")) return false;
+  throw_invalid(strprintf("upload: C2G_UPLOAD_CODES=%s: want on or off", env));
+}
+
 void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
   const c2g_key* k = t->key;
@@ -290,6 +327,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     throw_invalid(strprintf("upload: b densities select %llu variables, the key's b query has %llu points",
                             (unsigned long long)(bi_cnt + ba_cnt), (unsigned long long)k->num_b));
   t->b_inputs = bi_cnt;
+  const bool use_codes = upload_codes_enabled();
   cudaStream_t st = t->stream;
   const auto start = std::chrono::steady_clock::now();
   CK(cudaMallocAsync(&t->mem, t->lay.total, st));
@@ -304,23 +342,62 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     CK(cudaMemsetAsync(L.hvec + rows, 0, (n - rows) * fb, st));
     CK(cudaMemsetAsync(L.vc + rows, 0, (n - rows) * fb, st));
   }
+  CK(cudaMemsetAsync(L.code_others, 0, 4 * sizeof(uint32_t), st));
   CK(cudaStreamSynchronize(st));  // the allocation is usable by the staging streams
   std::vector<h2d_copy> jobs = {
-      {L.va, w.a, rows * fb},
-      {L.hvec, w.b, rows * fb},
-      {L.vc, w.c, rows * fb},
       {L.input, w.input, k->num_inputs * fb},
       {L.dens_bi, w.b_density_input, words_for(k->num_inputs) * 8},
   };
+  // A vector goes as its codes when they are given and its values can be
+  // read in place (registered, so mapped; 16-byte aligned for the kernel's
+  // loads), else whole.
+  struct coded_vec {
+    const uint8_t* codes;  // device
+    const fr_t* src;       // mapped host values
+    fr_t* dst;
+    uint64_t n;
+  };
+  std::vector<coded_vec> coded;
+  uint8_t* code_dst = L.codes;
+  uint64_t coded_bytes = 0;
+  auto vec = [&](fr_t* dst, const void* src, const uint8_t* codes, uint64_t count) {
+    if (count == 0) return;
+    const void* mapped = use_codes && codes && ((uintptr_t)src & 15) == 0 ? host_mapped(src, count * fb) : nullptr;
+    if (!mapped) {
+      jobs.push_back({dst, src, count * fb});
+      return;
+    }
+    jobs.push_back({code_dst, codes, count});
+    coded.push_back({code_dst, (const fr_t*)mapped, dst, count});
+    code_dst += count;
+    coded_bytes += count * fb;
+  };
+  vec(L.va, w.a, w.a_codes, rows);
+  vec(L.hvec, w.b, w.b_codes, rows);
+  vec(L.vc, w.c, w.c_codes, rows);
   if (k->num_aux) {
-    jobs.push_back({L.aux, w.aux, k->num_aux * fb});
+    vec(L.aux, w.aux, w.aux_codes, k->num_aux);
     jobs.push_back({L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8});
     jobs.push_back({L.dens_ba, w.b_density_aux, words_for(k->num_aux) * 8});
   }
-  // returns with the data on the device: the host arrays may be reused
   const upload_stats us = staged_upload(t->device, jobs);
+  // the codes are on the device: fill the coded vectors, reading the
+  // values coded OTHER from host memory
+  uint32_t others[4] = {};
+  if (!coded.empty()) {
+    for (size_t i = 0; i < coded.size(); i++) {
+      const coded_vec& c = coded[i];
+      C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(c.n), 256, 0, st, c.codes, c.src, c.dst, c.n, L.code_others + i);
+      CK_LAUNCH("k_expand_codes");
+    }
+    CK(cudaMemcpyAsync(others, L.code_others, sizeof(others), cudaMemcpyDeviceToHost, st));
+  }
+  // returns with the data on the device: the host arrays may be reused
+  CK(cudaStreamSynchronize(st));
   t->results.upload_direct_bytes = us.direct_bytes;
   t->results.upload_staged_bytes = us.staged_bytes;
+  t->results.upload_coded_bytes = coded_bytes;
+  t->results.upload_other_values = (uint64_t)others[0] + others[1] + others[2] + others[3];
   t->results.ms_upload = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   t->uploaded = true;
 }

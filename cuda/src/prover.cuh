@@ -42,6 +42,8 @@ struct task_layout {
   // transient region X: H phase (a, c) or MSM phase (dense scalars, scan
   // temporaries, MSM scratch, staging)
   fr_t *va, *vc;
+  uint8_t* codes;         // upload: value codes of a, b, c, aux (3·domain + num_aux bytes)
+  uint32_t* code_others;  // upload: values coded OTHER, per vector (4)
   fr_t* dense;
   uint32_t *word_cnt, *word_pre;
   void* scan_temp;

@@ -92,7 +92,7 @@ void host_register(void* p, uint64_t bytes) {
       throw_invalid(strprintf("host register: [%p, +%llu) overlaps the range registered at %p", p,
                               (unsigned long long)bytes, (void*)prev->first));
   }
-  CK(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+  CK(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped));
   g_registered[lo] = bytes;
 }
 
@@ -107,14 +107,25 @@ void host_unregister(void* p) {
   CK(cudaHostUnregister(p));
 }
 
-bool host_registered(const void* p, uint64_t bytes) {
-  if (!p || bytes == 0) return false;
+// The registered range holding [p, p+bytes) wholly: its start, or 0.
+static uintptr_t registered_range(const void* p, uint64_t bytes) {
+  if (!p || bytes == 0) return 0;
   const uintptr_t lo = (uintptr_t)p;
   std::lock_guard<std::mutex> lk(g_reg_mu);
   auto it = g_registered.upper_bound(lo);
-  if (it == g_registered.begin()) return false;
+  if (it == g_registered.begin()) return 0;
   --it;  // the last range starting at or below lo
-  return lo - it->first <= it->second && bytes <= it->second - (lo - it->first);
+  return lo - it->first <= it->second && bytes <= it->second - (lo - it->first) ? it->first : 0;
+}
+
+bool host_registered(const void* p, uint64_t bytes) { return registered_range(p, bytes) != 0; }
+
+const void* host_mapped(const void* p, uint64_t bytes) {
+  const uintptr_t base = registered_range(p, bytes);
+  if (!base) return nullptr;
+  void* dev = nullptr;
+  CK(cudaHostGetDevicePointer(&dev, (void*)base, 0));
+  return (const char*)dev + ((uintptr_t)p - base);
 }
 
 upload_stats staged_upload(int device, const std::vector<h2d_copy>& jobs) {

@@ -36,12 +36,17 @@ struct upload_stats {
 // most 8. Jobs whose source is inside a registered range go direct.
 upload_stats staged_upload(int device, const std::vector<h2d_copy>& jobs);
 
-// Page-locks [p, p+bytes) (cudaHostRegisterPortable) and records the range;
+// Page-locks [p, p+bytes) (cudaHostRegisterPortable, and mapped into every
+// device's address space) and records the range;
 // throws INVALID for nil, zero bytes or an overlap with a recorded range.
 void host_register(void* p, uint64_t bytes);
 // Unlocks the range registered at p and forgets it; INVALID if unknown.
 void host_unregister(void* p);
 // Whether [p, p+bytes) lies wholly inside one registered range.
 bool host_registered(const void* p, uint64_t bytes);
+// The address through which the current device reads host memory p (a
+// kernel's loads cross the link), when [p, p+bytes) lies wholly inside one
+// registered range; nullptr otherwise.
+const void* host_mapped(const void* p, uint64_t bytes);
 
 }  // namespace c2g

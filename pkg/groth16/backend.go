@@ -91,4 +91,9 @@ type Timings struct {
 	// buffers); the rest went through staging buffers. Known once Compute
 	// has returned.
 	UploadDirectBytes int64
+	// UploadCodedBytes is the part of the witness's values Upload sent as
+	// value codes (Synthesized.Codes; the cuda backend with registered
+	// buffers) and the device expanded: of those only the values coded
+	// other crossed the link.
+	UploadCodedBytes int64
 }

@@ -24,6 +24,11 @@ type Buffers struct {
 	Wires []fr.Element
 	// A, B, C have NumConstraints elements and DomainSize capacity.
 	A, B, C []fr.Element
+	// WireCodes, ACodes, BCodes, CCodes hold the value codes (CodeOf) of
+	// Wires, A, B, C, with the same lengths and capacities; whoever writes
+	// a value writes its code (SynthesizedBuffers hands them on as the
+	// instance's Codes).
+	WireCodes, ACodes, BCodes, CCodes []uint8
 
 	pool    *BufferPool
 	out     bool   // taken from the pool and not given back (under pool.mu)
@@ -115,7 +120,7 @@ func (p *BufferPool) Circuit() *Circuit { return p.c }
 
 // SetBytes is the size of one set of buffers.
 func (p *BufferPool) SetBytes() int64 {
-	return int64(p.c.NumInputs()+p.c.NumAux()+3*p.c.DomainSize()) * fr.Bytes
+	return int64(p.c.NumInputs()+p.c.NumAux()+3*p.c.DomainSize()) * (fr.Bytes + 1) // values and their codes
 }
 
 // Get returns a set of buffers: a free one, a new one while fewer than the
@@ -169,12 +174,16 @@ func (p *BufferPool) Get(ctx context.Context) (*Buffers, error) {
 func (p *BufferPool) alloc() *Buffers {
 	nc, dom := p.c.NumConstraints(), p.c.DomainSize()
 	return &Buffers{
-		Wires: make([]fr.Element, p.c.NumInputs()+p.c.NumAux()),
-		A:     make([]fr.Element, nc, dom),
-		B:     make([]fr.Element, nc, dom),
-		C:     make([]fr.Element, nc, dom),
-		pool:  p,
-		out:   true,
+		Wires:     make([]fr.Element, p.c.NumInputs()+p.c.NumAux()),
+		A:         make([]fr.Element, nc, dom),
+		B:         make([]fr.Element, nc, dom),
+		C:         make([]fr.Element, nc, dom),
+		WireCodes: make([]uint8, p.c.NumInputs()+p.c.NumAux()),
+		ACodes:    make([]uint8, nc, dom),
+		BCodes:    make([]uint8, nc, dom),
+		CCodes:    make([]uint8, nc, dom),
+		pool:      p,
+		out:       true,
 	}
 }
 
@@ -300,9 +309,16 @@ func (c *Circuit) SynthesizedBuffers(b *Buffers) (*Synthesized, error) {
 	if b == nil || b.pool == nil || b.pool.c != c {
 		return nil, fmt.Errorf("groth16: buffers of another circuit")
 	}
-	s, err := c.Synthesized(b.Wires, b.A[:c.nbConstraints], b.B[:c.nbConstraints], b.C[:c.nbConstraints])
+	nc := c.nbConstraints
+	s, err := c.Synthesized(b.Wires, b.A[:nc], b.B[:nc], b.C[:nc])
 	if err != nil {
 		return nil, err
+	}
+	s.Codes = &ValueCodes{
+		A:   withInputRowCodes(b.ACodes[:nc], s.Input, true),
+		B:   withInputRowCodes(b.BCodes[:nc], s.Input, false),
+		C:   withInputRowCodes(b.CCodes[:nc], s.Input, false),
+		Aux: b.WireCodes[c.nbInputs:],
 	}
 	s.buffers = b
 	return s, nil
@@ -320,6 +336,6 @@ func (s *Synthesized) Release() {
 	}
 	b := s.buffers
 	s.buffers = nil
-	s.A, s.B, s.C, s.Input, s.Aux = nil, nil, nil, nil, nil
+	s.A, s.B, s.C, s.Input, s.Aux, s.Codes = nil, nil, nil, nil, nil, nil
 	b.Release()
 }

@@ -186,6 +186,20 @@ func (c *Circuit) Synthesized(wires, a, b, cv []fr.Element) (*Synthesized, error
 	return s, nil
 }
 
+// withInputRowCodes appends the codes of withInputRows' rows to a set's
+// codes (whose capacity is the domain, so in place).
+func withInputRowCodes(codes []uint8, input []fr.Element, a bool) []uint8 {
+	codes = codes[:len(codes)+len(input)]
+	tail := codes[len(codes)-len(input):]
+	for i := range tail {
+		tail[i] = CodeZero
+		if a {
+			tail[i] = CodeOf(&input[i])
+		}
+	}
+	return codes
+}
+
 // withInputRows appends one row per input: the input's value (for A) or 0.
 func withInputRows(v []fr.Element, input []fr.Element, a bool) []fr.Element {
 	n := len(v) + len(input)

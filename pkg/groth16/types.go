@@ -38,6 +38,13 @@ type Synthesized struct {
 	BDensityInput Bitmap
 	BDensityAux   Bitmap
 
+	// Codes, when not nil, are the value codes of A, B, C and Aux
+	// (ValueCodes; the circuit's solver writes them into a Buffers set).
+	// Whoever changes a value of a Synthesized with codes must change its
+	// code too, or drop Codes: a backend may send a code in place of the
+	// value it names.
+	Codes *ValueCodes
+
 	// buffers are the pooled buffers A, B, C, Input and Aux lie in, when
 	// the instance was built in them (Circuit.SynthesizedBuffers); Release
 	// gives them back.

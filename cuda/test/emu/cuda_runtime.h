@@ -68,6 +68,7 @@ enum cudaMemcpyKind { cudaMemcpyHostToHost, cudaMemcpyHostToDevice, cudaMemcpyDe
 #define cudaEventDisableTiming 2
 #define cudaHostRegisterDefault 0
 #define cudaHostRegisterPortable 1
+#define cudaHostRegisterMapped 2
 
 struct cudaDeviceProp {
   char name[256];
@@ -404,6 +405,11 @@ inline cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b)
   return cudaSuccess;
 }
 inline cudaError_t cudaHostRegister(void*, size_t, unsigned) { return cudaSuccess; }
+// device memory is host memory: a mapped host range is its own device address
+inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned) {
+  *d = h;
+  return cudaSuccess;
+}
 #define cudaHostAllocDefault 0
 inline cudaError_t cudaHostAlloc(void** p, size_t n, unsigned) {
   *p = malloc(n);

@@ -230,10 +230,31 @@ func (k *key) Close() error {
 // shape, the same checks) otherwise. Either way w has at least one input
 // (the key's ic is never empty).
 func (k *key) checkWitness(w *groth16.Synthesized) error {
+	var err error
 	if k.pk != nil {
-		return groth16.CheckSynthesized(k.pk, w)
+		err = groth16.CheckSynthesized(k.pk, w)
+	} else {
+		err = checkSynthetic(k.shape, w)
 	}
-	return checkSynthetic(k.shape, w)
+	if err != nil {
+		return err
+	}
+	return checkCodes(w)
+}
+
+// checkCodes checks that w's value codes, when it has them, have one code
+// per value (the library reads that many); whether each code is right is
+// the synthesis's part (groth16.Synthesized.Codes).
+func checkCodes(w *groth16.Synthesized) error {
+	c := w.Codes
+	if c == nil {
+		return nil
+	}
+	if len(c.A) != len(w.A) || len(c.B) != len(w.B) || len(c.C) != len(w.C) || len(c.Aux) != len(w.Aux) {
+		return fmt.Errorf("%w: value codes for %d/%d/%d/%d values, the witness has %d/%d/%d/%d (a/b/c/aux)", groth16.ErrShape,
+			len(c.A), len(c.B), len(c.C), len(c.Aux), len(w.A), len(w.B), len(w.C), len(w.Aux))
+	}
+	return nil
 }
 
 func checkSynthetic(sh shape, w *groth16.Synthesized) error {
@@ -306,8 +327,11 @@ type rawResults struct {
 	h, l, a, bg1 [g1XYZZ]byte
 	bg2          [g2XYZZ]byte
 	ms           [8]float64
-	// upload: bytes copied from registered host memory, through staging
+	// upload: bytes copied from registered host memory, through staging;
+	// bytes of values sent as codes, and the values among them read from
+	// host memory (coded other)
 	directBytes, stagedBytes int64
+	codedBytes, otherValues  int64
 }
 
 func (t *task) DeviceBytes() int64        { return t.bytes }
@@ -347,8 +371,12 @@ func (t *task) Upload(ctx context.Context) error {
 func uploadWitness(a *api, dev int, ct cTask, w *groth16.Synthesized) error {
 	wp := &witnessPtrs{a: ptr(w.A), b: ptr(w.B), c: ptr(w.C), input: ptr(w.Input), aux: ptr(w.Aux),
 		aDensAux: ptr(w.ADensityAux.Words), bDensIn: ptr(w.BDensityInput.Words), bDensAux: ptr(w.BDensityAux.Words)}
+	if c := w.Codes; c != nil { // lengths checked with the witness (checkCodes)
+		wp.aCodes, wp.bCodes, wp.cCodes, wp.auxCodes = ptr(c.A), ptr(c.B), ptr(c.C), ptr(c.Aux)
+	}
 	var pin runtime.Pinner
-	for _, p := range []unsafe.Pointer{wp.a, wp.b, wp.c, wp.input, wp.aux, wp.aDensAux, wp.bDensIn, wp.bDensAux} {
+	for _, p := range []unsafe.Pointer{wp.a, wp.b, wp.c, wp.input, wp.aux, wp.aDensAux, wp.bDensIn, wp.bDensAux,
+		wp.aCodes, wp.bCodes, wp.cCodes, wp.auxCodes} {
 		if p != nil {
 			pin.Pin(p)
 		}
@@ -400,6 +428,7 @@ func (t *task) Compute(ctx context.Context) error {
 	t.res = res
 	t.timings.Compute = time.Since(start)
 	t.timings.UploadDirectBytes = res.directBytes
+	t.timings.UploadCodedBytes = res.codedBytes
 	t.timings.H = msDuration(res.ms[1])
 	t.timings.MSMH = msDuration(res.ms[2])
 	t.timings.MSML = msDuration(res.ms[3])

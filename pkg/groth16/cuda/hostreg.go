@@ -71,8 +71,10 @@ func (b *Backend) RegisterHost(p unsafe.Pointer, n int64) (unregister func() err
 }
 
 // RegisterBuffers page-locks a pool set's arrays (wires, and A, B, C up to
-// their capacity), so that a witness synthesized into the set uploads
-// straight from it. It fits groth16.BufferPool.OnAlloc. On an error nothing
+// their capacity, and their value codes), so that a witness synthesized
+// into the set uploads straight from it: as value codes, the device
+// reading only the values coded other from the set (Timings.
+// UploadCodedBytes). It fits groth16.BufferPool.OnAlloc. On an error nothing
 // stays registered. release unregisters the arrays (errors are dropped:
 // the library forgets the ranges either way).
 func (b *Backend) RegisterBuffers(set *groth16.Buffers) (release func(), err error) {
@@ -85,16 +87,28 @@ func (b *Backend) RegisterBuffers(set *groth16.Buffers) (release func(), err err
 			_ = u()
 		}
 	}
+	register := func(p unsafe.Pointer, n int64) error {
+		u, err := b.RegisterHost(p, n)
+		if err == nil {
+			undo = append(undo, u)
+		}
+		return err
+	}
 	for _, v := range [][]fr.Element{set.Wires, set.A[:cap(set.A)], set.B[:cap(set.B)], set.C[:cap(set.C)]} {
-		if len(v) == 0 {
-			continue
+		if len(v) > 0 {
+			if err := register(unsafe.Pointer(&v[0]), int64(len(v))*frSize); err != nil {
+				release()
+				return nil, err
+			}
 		}
-		u, err := b.RegisterHost(unsafe.Pointer(&v[0]), int64(len(v))*frSize)
-		if err != nil {
-			release()
-			return nil, err
+	}
+	for _, v := range [][]uint8{set.WireCodes, set.ACodes[:cap(set.ACodes)], set.BCodes[:cap(set.BCodes)], set.CCodes[:cap(set.CCodes)]} {
+		if len(v) > 0 {
+			if err := register(unsafe.Pointer(&v[0]), int64(len(v))); err != nil {
+				release()
+				return nil, err
+			}
 		}
-		undo = append(undo, u)
 	}
 	return release, nil
 }
@@ -107,4 +121,14 @@ func (t *task) UploadBytes() (direct, staged int64) {
 		return 0, 0
 	}
 	return t.res.directBytes, t.res.stagedBytes
+}
+
+// UploadCodes reports the bytes of witness values the task's Upload sent as
+// value codes and how many values among them it read from host memory
+// (coded other); zero before Compute has fetched the results.
+func (t *task) UploadCodes() (codedBytes, otherValues int64) {
+	if t.res == nil {
+		return 0, 0
+	}
+	return t.res.codedBytes, t.res.otherValues
 }

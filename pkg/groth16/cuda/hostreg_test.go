@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -15,10 +16,14 @@ import (
 
 // TestProveRegisteredWitness: a witness synthesized into a pool set whose
 // arrays were registered (RegisterBuffers, through the pool's OnAlloc hook)
-// uploads its vectors straight from them — the library reports every byte
-// but the density bitmaps as direct — and proves the CPU backend's bytes; the
-// same witness in ordinary memory goes through the staging buffers and
-// proves the same. Dropping the set unregisters its four arrays.
+// uploads straight from them: a, b, c and aux as their value codes, the
+// device writing 0, 1 and r − 1 itself and reading the values coded other
+// from the set — the library reports the coded bytes and counts those
+// values —, with C2G_UPLOAD_CODES=off as whole vectors (every byte but the
+// density bitmaps direct); the same witness in ordinary memory, with or
+// without codes, goes whole through the staging buffers. Every way proves
+// the CPU backend's bytes; a wrong code changes the proof (the codes are
+// what the device used). Dropping the set unregisters its eight arrays.
 func TestProveRegisteredWitness(t *testing.T) {
 	f := getProveFixture(t)
 	ctx := context.Background()
@@ -37,7 +42,7 @@ func TestProveRegisteredWitness(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, pool.Stats().Pinned)
 	ranges, bytes := b.Library().RegisteredHost()
-	require.Equal(t, ranges0+4, ranges)
+	require.Equal(t, ranges0+8, ranges)
 	require.Equal(t, bytes0+pool.SetBytes(), bytes)
 	nc := syn.NumConstraints
 	copy(set.Wires, syn.Input)
@@ -45,35 +50,87 @@ func TestProveRegisteredWitness(t *testing.T) {
 	copy(set.A, syn.A[:nc])
 	copy(set.B, syn.B[:nc])
 	copy(set.C, syn.C[:nc])
+	groth16.EncodeCodes(set.WireCodes, set.Wires)
+	groth16.EncodeCodes(set.ACodes, set.A)
+	groth16.EncodeCodes(set.BCodes, set.B)
+	groth16.EncodeCodes(set.CCodes, set.C)
 	reg, err := f.circuit.SynthesizedBuffers(set)
 	require.NoError(t, err)
+	require.NoError(t, reg.CheckCodes())
+	others := int64(0)
+	for _, v := range [][]uint8{reg.Codes.A, reg.Codes.B, reg.Codes.C, reg.Codes.Aux} {
+		for _, c := range v {
+			if c == groth16.CodeOther {
+				others++
+			}
+		}
+	}
+	pageableCoded := *syn
+	pageableCoded.Codes = reg.Codes
 
 	densBytes := int64(len(syn.ADensityAux.Words)+len(syn.BDensityInput.Words)+len(syn.BDensityAux.Words)) * 8
-	rows := int64(len(syn.A))
+	rows, nIn, nAux := int64(len(syn.A)), int64(len(syn.Input)), int64(len(syn.Aux))
+	whole := (3*rows + nIn + nAux) * frSize
+	prove := func(t *testing.T, w *groth16.Synthesized) (*task, []byte, *groth16.Proof) {
+		tk, err := key.Prepare(ctx, w, rnd)
+		require.NoError(t, err)
+		t.Cleanup(tk.Release)
+		require.NoError(t, tk.Upload(ctx))
+		require.NoError(t, tk.Compute(ctx))
+		got, err := tk.Finish(ctx)
+		require.NoError(t, err)
+		return tk.(*task), proofBytes(t, got), got
+	}
 	for _, c := range []struct {
-		name           string
-		w              *groth16.Synthesized
-		direct, staged int64
+		name                  string
+		w                     *groth16.Synthesized
+		codesOff              bool
+		direct, staged, coded int64
 	}{
-		{"registered", reg, (3*rows + int64(len(syn.Input)+len(syn.Aux))) * frSize, densBytes},
-		{"pageable", syn, 0, (3*rows+int64(len(syn.Input)+len(syn.Aux)))*frSize + densBytes},
+		{"registered", reg, false, (3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
+		{"registered, codes off", reg, true, whole, densBytes, 0},
+		{"pageable", syn, false, 0, whole + densBytes, 0},
+		{"pageable, with codes", &pageableCoded, false, 0, whole + densBytes, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			tk, err := key.Prepare(ctx, c.w, rnd)
-			require.NoError(t, err)
-			defer tk.Release()
-			require.NoError(t, tk.Upload(ctx))
-			require.NoError(t, tk.Compute(ctx))
-			direct, staged := tk.(*task).UploadBytes()
+			if c.codesOff {
+				t.Setenv("C2G_UPLOAD_CODES", "off")
+			}
+			tk, got, proof := prove(t, c.w)
+			direct, staged := tk.UploadBytes()
 			require.Equal(t, c.direct, direct, "bytes copied straight from registered memory")
 			require.Equal(t, c.staged, staged, "bytes copied through staging")
 			require.Equal(t, direct, tk.Timings().UploadDirectBytes, "the timings report the direct bytes")
-			got, err := tk.Finish(ctx)
-			require.NoError(t, err)
-			require.Equal(t, want, proofBytes(t, got))
-			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
+			coded, other := tk.UploadCodes()
+			require.Equal(t, c.coded, coded, "bytes of values sent as codes")
+			require.Equal(t, c.coded, tk.Timings().UploadCodedBytes, "the timings report the coded bytes")
+			if c.coded > 0 {
+				require.Equal(t, others, other, "values read from host memory: those coded other")
+			} else {
+				require.Zero(t, other)
+			}
+			require.Equal(t, want, got)
+			require.NoError(t, groth16.Verify(&f.pk.VK, proof, public))
 		})
 	}
+	t.Run("a wrong code", func(t *testing.T) {
+		i := slices.Index(reg.Codes.Aux, groth16.CodeOne)
+		require.GreaterOrEqual(t, i, 0, "some aux value is one")
+		reg.Codes.Aux[i] = groth16.CodeZero
+		defer func() { reg.Codes.Aux[i] = groth16.CodeOne }()
+		_, got, proof := prove(t, reg)
+		require.NotEqual(t, want, got)
+		require.Error(t, groth16.Verify(&f.pk.VK, proof, public))
+	})
+	t.Run("bad C2G_UPLOAD_CODES", func(t *testing.T) {
+		t.Setenv("C2G_UPLOAD_CODES", "yes")
+		tk, err := key.Prepare(ctx, reg, rnd)
+		require.NoError(t, err)
+		defer tk.Release()
+		err = tk.Upload(ctx)
+		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorContains(t, err, "C2G_UPLOAD_CODES=yes: want on or off")
+	})
 	reg.Release()
 	pool.Close()
 	require.Equal(t, 0, pool.Stats().Pinned)

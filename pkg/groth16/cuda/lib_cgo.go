@@ -421,8 +421,9 @@ func (a *api) taskCreate(dev int, k cKey, rows int64) (cTask, error) {
 // witnessPtrs are the host arrays of one upload; they are only read during
 // the call.
 type witnessPtrs struct {
-	a, b, c, input, aux         unsafe.Pointer
-	aDensAux, bDensIn, bDensAux unsafe.Pointer // []uint64 words
+	a, b, c, input, aux              unsafe.Pointer
+	aDensAux, bDensIn, bDensAux      unsafe.Pointer // []uint64 words
+	aCodes, bCodes, cCodes, auxCodes unsafe.Pointer // []uint8 value codes, or nil
 }
 
 func (a *api) taskUpload(dev int, t cTask, w *witnessPtrs) error {
@@ -431,6 +432,10 @@ func (a *api) taskUpload(dev int, t cTask, w *witnessPtrs) error {
 		a_density_aux:   (*C.uint64_t)(w.aDensAux),
 		b_density_input: (*C.uint64_t)(w.bDensIn),
 		b_density_aux:   (*C.uint64_t)(w.bDensAux),
+		a_codes:         (*C.uint8_t)(w.aCodes),
+		b_codes:         (*C.uint8_t)(w.bCodes),
+		c_codes:         (*C.uint8_t)(w.cCodes),
+		aux_codes:       (*C.uint8_t)(w.auxCodes),
 	}
 	var e cerr
 	var st C.c2g_status
@@ -461,6 +466,7 @@ func (a *api) taskResults(dev int, t cTask) (*rawResults, error) {
 	copy(out.bg1[:], C.GoBytes(unsafe.Pointer(&r.b_g1[0]), 192))
 	copy(out.bg2[:], C.GoBytes(unsafe.Pointer(&r.b_g2[0]), 384))
 	out.directBytes, out.stagedBytes = int64(r.upload_direct_bytes), int64(r.upload_staged_bytes)
+	out.codedBytes, out.otherValues = int64(r.upload_coded_bytes), int64(r.upload_other_values)
 	out.ms = [8]float64{float64(r.ms_upload), float64(r.ms_h), float64(r.ms_msm_h), float64(r.ms_msm_l),
 		float64(r.ms_msm_a), float64(r.ms_msm_b_g1), float64(r.ms_msm_b_g2), float64(r.ms_compute)}
 	return out, nil

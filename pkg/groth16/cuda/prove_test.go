@@ -268,7 +268,7 @@ func TestProveTwoDevices(t *testing.T) {
 	}
 }
 
-// TestProveErrors: a shape mismatch fails in Prepare, an unsatisfied
+// TestProveErrors: a shape mismatch (also of the value codes) fails in Prepare, an unsatisfied
 // witness in Compute (ErrUnsatisfied), a cancelled context before Compute
 // with its error; a key with open tasks refuses to close.
 func TestProveErrors(t *testing.T) {
@@ -283,6 +283,14 @@ func TestProveErrors(t *testing.T) {
 	bad.Aux = bad.Aux[:len(bad.Aux)-1]
 	_, err = key.Prepare(ctx, &bad, fixedRnd(1, 2))
 	require.ErrorIs(t, err, groth16.ErrShape)
+
+	// value codes must come one per value
+	short := *syn
+	short.Codes = &groth16.ValueCodes{A: make([]uint8, len(syn.A)), B: make([]uint8, len(syn.B)),
+		C: make([]uint8, len(syn.C)-1), Aux: make([]uint8, len(syn.Aux))}
+	_, err = key.Prepare(ctx, &short, fixedRnd(1, 2))
+	require.ErrorIs(t, err, groth16.ErrShape)
+	require.ErrorContains(t, err, "value codes for")
 
 	broken := *syn
 	broken.C = append([]fr.Element(nil), syn.C...)

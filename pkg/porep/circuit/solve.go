@@ -193,19 +193,39 @@ type solveScratch struct {
 	in, out []*big.Int
 }
 
-// useWires maps a use's template wires to the partition's wire values.
-type useWires struct {
-	vals []fr.Element
-	in   []uint32 // input ref → partition wire
-	nIn  uint32
-	off  uint32 // internal ref + off = partition wire (modulo 2^32: wire0 − nIn)
+// partitionVectors are the partition's wire values and constraint rows
+// that template uses are solved into, with their value codes
+// (groth16.CodeOf; nil when not kept).
+type partitionVectors struct {
+	wires, a, b, c                    []fr.Element
+	wireCodes, aCodes, bCodes, cCodes []uint8
 }
 
-func (w *useWires) at(ref uint32) *fr.Element {
+// useWires maps a use's template wires to the partition's wire values.
+type useWires struct {
+	vals  []fr.Element
+	codes []uint8  // the values' codes, or nil
+	in    []uint32 // input ref → partition wire
+	nIn   uint32
+	off   uint32 // internal ref + off = partition wire (modulo 2^32: wire0 − nIn)
+}
+
+func (w *useWires) index(ref uint32) uint32 {
 	if ref < w.nIn {
-		return &w.vals[w.in[ref]]
+		return w.in[ref]
 	}
-	return &w.vals[ref+w.off]
+	return ref + w.off
+}
+
+func (w *useWires) at(ref uint32) *fr.Element { return &w.vals[w.index(ref)] }
+
+// set writes wire ref's value and its code.
+func (w *useWires) set(ref uint32, x *fr.Element) {
+	i := w.index(ref)
+	w.vals[i] = *x
+	if w.codes != nil {
+		w.codes[i] = groth16.CodeOf(x)
+	}
 }
 
 // sum sets dst to Σ coeff·value over terms.
@@ -216,11 +236,12 @@ func (w *useWires) sum(dst *fr.Element, coeffs []fr.Element, terms []solveTerm) 
 	}
 }
 
-// solveUse solves use u of the template: wires holds the partition's wire
-// values (u's inputs already set), a, b, c its constraint rows. It returns
-// the first unsatisfied constraint (template-relative) as an error.
-func (ts *templateSolver) solveUse(u *templateUse, wires, a, b, c []fr.Element, sc *solveScratch) error {
-	w := useWires{vals: wires, in: u.in, nIn: uint32(ts.nIn), off: u.wire0 - uint32(ts.nIn)}
+// solveUse solves use u of the template into pv (u's input wires already
+// set), writing value codes where pv keeps them. It returns the first
+// unsatisfied constraint (template-relative) as an error.
+func (ts *templateSolver) solveUse(u *templateUse, pv *partitionVectors, sc *solveScratch) error {
+	w := useWires{vals: pv.wires, codes: pv.wireCodes, in: u.in, nIn: uint32(ts.nIn), off: u.wire0 - uint32(ts.nIn)}
+	a, b, c := pv.a, pv.b, pv.c
 	coeffs := ts.coeffs
 	var va, vb, vc, x, p fr.Element
 	for i := range ts.ops {
@@ -263,10 +284,13 @@ func (ts *templateSolver) solveUse(u *templateUse, wires, a, b, c []fr.Element, 
 			default:
 				x.Mul(&x, &ts.invCoeffs[op.unknown.cid])
 			}
-			*w.at(op.unknown.ref) = x
+			w.set(op.unknown.ref, &x)
 		}
 		row := u.cons0 + int(op.row)
 		a[row], b[row], c[row] = va, vb, vc
+		if pv.aCodes != nil {
+			pv.aCodes[row], pv.bCodes[row], pv.cCodes[row] = groth16.CodeOf(&va), groth16.CodeOf(&vb), groth16.CodeOf(&vc)
+		}
 	}
 	return nil
 }
@@ -301,15 +325,15 @@ func (ts *templateSolver) runHint(h *hintOp, w *useWires, sc *solveScratch) erro
 		return fmt.Errorf("hint %d: %w", h.id, err)
 	}
 	for i, o := range sc.out[:nOut] {
-		v := w.at(h.out + uint32(i))
+		var v fr.Element
 		switch {
 		case o.Sign() == 0:
-			v.SetZero()
 		case o.IsUint64() && o.Uint64() == 1: // bits, from the SHA-256 hints
 			v.SetOne()
 		default:
 			v.SetBigInt(o)
 		}
+		w.set(h.out+uint32(i), &v)
 	}
 	return nil
 }

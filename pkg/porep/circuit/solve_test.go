@@ -1,12 +1,15 @@
 package circuit
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
 // handBuilt is a template system built by hand: wire 0 the constant one
@@ -54,22 +57,45 @@ func TestTemplateSolverProgram(t *testing.T) {
 	}
 	require.Equal(t, []uint8{opSolveO, opSolveL, opSolveR, opCheck}, kinds)
 
+	const unwritten = 0xff // a code no writer uses
+	var pv partitionVectors
 	solve := func(xv uint64) ([]fr.Element, [3][]fr.Element, error) {
 		// the use's inputs at partition wires 7 (one) and 3 (x), its
 		// internal wires from 10, its rows from 2
-		wires := make([]fr.Element, 13)
-		wires[7].SetOne()
-		wires[3].SetUint64(xv)
+		pv = partitionVectors{wires: make([]fr.Element, 13), wireCodes: bytes.Repeat([]byte{unwritten}, 13)}
+		pv.wires[7].SetOne()
+		pv.wires[3].SetUint64(xv)
 		var rows [3][]fr.Element
+		var codes [3][]uint8
 		for i := range rows {
 			rows[i] = make([]fr.Element, 7)
+			codes[i] = bytes.Repeat([]byte{unwritten}, 7)
 		}
+		pv.a, pv.b, pv.c = rows[0], rows[1], rows[2]
+		pv.aCodes, pv.bCodes, pv.cCodes = codes[0], codes[1], codes[2]
 		u := &templateUse{in: []uint32{7, 3}, wire0: 10, cons0: 2}
-		err := ts.solveUse(u, wires, rows[0], rows[1], rows[2], &solveScratch{})
-		return wires, rows, err
+		err := ts.solveUse(u, &pv, &solveScratch{})
+		return pv.wires, rows, err
 	}
 	wires, rows, err := solve(3)
 	require.NoError(t, err)
+	// every value the use wrote has its code; nothing else was coded
+	for i, c := range pv.wireCodes {
+		if i >= 10 {
+			require.Equal(t, groth16.CodeOf(&wires[i]), c, "wire %d", i)
+		} else {
+			require.EqualValues(t, unwritten, c, "wire %d is not the use's", i)
+		}
+	}
+	for side, codes := range [][]uint8{pv.aCodes, pv.bCodes, pv.cCodes} {
+		for i, c := range codes {
+			if i >= 2 && i < 6 {
+				require.Equal(t, groth16.CodeOf(&rows[side][i]), c, "side %d row %d", side, i)
+			} else {
+				require.EqualValues(t, unwritten, c, "side %d row %d is not the use's", side, i)
+			}
+		}
+	}
 	var want2, want3, want4, six, three fr.Element
 	want2.SetUint64(9)
 	three.SetUint64(3)

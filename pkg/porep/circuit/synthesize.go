@@ -116,7 +116,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	// each template use writes its own disjoint ranges. A, B, C have room
 	// for the input rows (groth16's Synthesized appends them in place).
 	var buf *groth16.Buffers
-	var wires, a, b, cv []fr.Element
+	var pv partitionVectors
 	if pool != nil {
 		if pool.Circuit() != gc {
 			return nil, fmt.Errorf("circuit: solve: buffer pool of another circuit")
@@ -129,16 +129,19 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 				buf.Release()
 			}
 		}()
-		wires, a, b, cv = buf.Wires, buf.A, buf.B, buf.C
-	} else {
+		pv = partitionVectors{wires: buf.Wires, a: buf.A, b: buf.B, c: buf.C,
+			wireCodes: buf.WireCodes, aCodes: buf.ACodes, bCodes: buf.BCodes, cCodes: buf.CCodes}
+	} else { // no codes: nothing would read them
 		nc, dom := gc.NumConstraints(), gc.DomainSize()
-		wires = make([]fr.Element, gc.NumInputs()+gc.NumAux())
-		a = make([]fr.Element, nc, dom)
-		b = make([]fr.Element, nc, dom)
-		cv = make([]fr.Element, nc, dom)
+		pv = partitionVectors{wires: make([]fr.Element, gc.NumInputs()+gc.NumAux()),
+			a: make([]fr.Element, nc, dom), b: make([]fr.Element, nc, dom), c: make([]fr.Element, nc, dom)}
 	}
+	wires := pv.wires
 	wires[0].SetOne()
 	copy(wires[1:], vec)
+	if pv.wireCodes != nil {
+		groth16.EncodeCodes(pv.wireCodes, wires[:1+len(vec)])
+	}
 
 	// solve solves challenge j's use (the head's for j < 0), whose input
 	// wires are all known, straight into the partition's vectors
@@ -148,7 +151,7 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		if j >= 0 {
 			ts, u = t.chal, &t.chalUses[j]
 		}
-		if err := ts.solveUse(u, wires, a, b, cv, sc); err != nil {
+		if err := ts.solveUse(u, &pv, sc); err != nil {
 			if j >= 0 {
 				what = fmt.Sprintf("challenge %d", j)
 			}
@@ -156,7 +159,10 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 		}
 		for i := u.cons0; i < u.cons0+ts.sys.NbConstraints; i++ {
 			if c.turned.has(i) {
-				a[i], b[i] = b[i], a[i]
+				pv.a[i], pv.b[i] = pv.b[i], pv.a[i]
+				if pv.aCodes != nil {
+					pv.aCodes[i], pv.bCodes[i] = pv.bCodes[i], pv.aCodes[i]
+				}
 			}
 		}
 		return nil
@@ -219,5 +225,5 @@ func (c *Compiled) solveTemplates(ctx context.Context, wit witness.Witness, k in
 	if buf != nil {
 		return gc.SynthesizedBuffers(buf)
 	}
-	return gc.Synthesized(wires, a, b, cv)
+	return gc.Synthesized(pv.wires, pv.a, pv.b, pv.c)
 }

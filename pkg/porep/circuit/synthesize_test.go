@@ -72,7 +72,8 @@ func TestSynthesizePerTemplate(t *testing.T) {
 // TestSynthesizeIntoDirtyBuffers: partitions synthesized into one reused
 // set of buffers (WithBuffers) — filled with garbage first, then holding
 // the previous partition — equal fresh syntheses byte for byte (Input, Aux,
-// A, B, C, and the same capacity), for shapes of one and of two challenges
+// A, B, C, and the same capacity) and carry the value code of every value
+// (garbage codes overwritten), for shapes of one and of two challenges
 // per partition; the pool hands out the same memory every time; a failed
 // synthesis gives its set back; a Get waiting on a full pool honours the
 // context.
@@ -94,6 +95,11 @@ func TestSynthesizeIntoDirtyBuffers(t *testing.T) {
 					}
 				}
 			}
+			for _, v := range [][]uint8{b.WireCodes, b.ACodes[:cap(b.ACodes)], b.BCodes[:cap(b.BCodes)], b.CCodes[:cap(b.CCodes)]} {
+				for j := range v {
+					v[j] = uint8(r.Uint32())
+				}
+			}
 			first := &b.Wires[0]
 			b.Release()
 			n := 0
@@ -106,6 +112,8 @@ func TestSynthesizeIntoDirtyBuffers(t *testing.T) {
 					n++
 					require.Same(t, first, &got.Input[0], "round %d partition %d: the pooled set", round, k)
 					requireSameSynthesis(t, want, got, k)
+					require.NotNil(t, got.Codes, "a pooled set keeps value codes")
+					require.NoError(t, got.CheckCodes(), "round %d partition %d", round, k)
 
 					// The set is in use: another synthesis waits for it.
 					cancelled, cancel := context.WithCancel(ctx)

@@ -848,7 +848,7 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 	}
 	pt.Prepare, pt.Upload, pt.Compute, pt.Finish = secs(bt.Prepare), secs(bt.Upload), secs(bt.Compute), secs(bt.Finish)
 	pt.DeviceS = pt.Upload + pt.Compute
-	pt.UploadDirect = bt.UploadDirectBytes
+	pt.UploadDirect, pt.UploadCoded = bt.UploadDirectBytes, bt.UploadCodedBytes
 	pt.H, pt.MSMH, pt.MSML, pt.MSMA, pt.MSMBG1, pt.MSMBG2 = secs(bt.H), secs(bt.MSMH), secs(bt.MSML), secs(bt.MSMA), secs(bt.MSMBG1), secs(bt.MSMBG2)
 	pt.DeviceBytes = res.Interlock.DeviceBytes
 	if pt.taskEnd.IsZero() && !pt.uploadStart.IsZero() {

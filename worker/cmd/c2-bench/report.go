@@ -208,20 +208,23 @@ type Partition struct {
 	Upload     float64 `json:"upload_s"`
 	// UploadDirect is the witness bytes the upload copied straight from
 	// page-locked buffers (pin_buffers), not through staging.
-	UploadDirect int64   `json:"upload_direct_bytes"`
-	Compute      float64 `json:"compute_s"`
-	Finish       float64 `json:"finish_s"`
-	DeviceS      float64 `json:"device_s"` // upload + compute
-	H            float64 `json:"h_s,omitempty"`
-	MSMH         float64 `json:"msm_h_s,omitempty"`
-	MSML         float64 `json:"msm_l_s,omitempty"`
-	MSMA         float64 `json:"msm_a_s,omitempty"`
-	MSMBG1       float64 `json:"msm_b_g1_s,omitempty"`
-	MSMBG2       float64 `json:"msm_b_g2_s,omitempty"`
-	DeviceBytes  int64   `json:"device_bytes"`
-	Verify       float64 `json:"verify_s"`
-	Verified     bool    `json:"verified"`
-	Error        string  `json:"error,omitempty"`
+	UploadDirect int64 `json:"upload_direct_bytes"`
+	// UploadCoded is the witness values' bytes the upload sent as value
+	// codes (the device read only the values coded other).
+	UploadCoded int64   `json:"upload_coded_bytes"`
+	Compute     float64 `json:"compute_s"`
+	Finish      float64 `json:"finish_s"`
+	DeviceS     float64 `json:"device_s"` // upload + compute
+	H           float64 `json:"h_s,omitempty"`
+	MSMH        float64 `json:"msm_h_s,omitempty"`
+	MSML        float64 `json:"msm_l_s,omitempty"`
+	MSMA        float64 `json:"msm_a_s,omitempty"`
+	MSMBG1      float64 `json:"msm_b_g1_s,omitempty"`
+	MSMBG2      float64 `json:"msm_b_g2_s,omitempty"`
+	DeviceBytes int64   `json:"device_bytes"`
+	Verify      float64 `json:"verify_s"`
+	Verified    bool    `json:"verified"`
+	Error       string  `json:"error,omitempty"`
 
 	start, uploadStart, taskEnd time.Time
 	synthCPU0                   time.Duration
