@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
@@ -278,10 +277,10 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 	// critical path, and the FFTs leave cores idle between passes.
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	run(&t.timings.MSMBG2, func() error { return msmG2(mctx, &t.sumB2, pk.BG2, t.bScalars, g2Tasks) })
-	run(&t.timings.MSML, func() error { return msmG1(mctx, &t.sumL, pk.L, t.aux, g1Tasks) })
-	run(&t.timings.MSMA, func() error { return msmG1(mctx, &t.sumA, pk.A, t.aScalars, g1Tasks) })
-	run(&t.timings.MSMBG1, func() error { return msmG1(mctx, &t.sumB1, pk.BG1, t.bScalars, g1Tasks) })
+	run(&t.timings.MSMBG2, func() error { return msmWitness(mctx, &t.sumB2, pk.BG2, t.bScalars, g2Tasks) })
+	run(&t.timings.MSML, func() error { return msmWitness(mctx, &t.sumL, pk.L, t.aux, g1Tasks) })
+	run(&t.timings.MSMA, func() error { return msmWitness(mctx, &t.sumA, pk.A, t.aScalars, g1Tasks) })
+	run(&t.timings.MSMBG1, func() error { return msmWitness(mctx, &t.sumB1, pk.BG1, t.bScalars, g1Tasks) })
 	hStart := time.Now()
 	h, err := computeH(ctx, t.key.domain, &t.abc, nw)
 	t.timings.H = time.Since(hStart)
@@ -290,7 +289,7 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 		wg.Wait()
 		return err
 	}
-	run(&t.timings.MSMH, func() error { return msmG1(mctx, &t.sumH, pk.H, h, hTasks) })
+	run(&t.timings.MSMH, func() error { return multiExp(mctx, &t.sumH, pk.H, h, hTasks) })
 	wg.Wait()
 	// Nothing reads the witness or the scalars any more (HoldsWitness).
 	t.abc = [3][]fr.Element{}
@@ -341,53 +340,6 @@ func computeH(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) 
 		return nil, fmt.Errorf("%w: h has degree n−1", ErrUnsatisfied)
 	}
 	return a[:n-1], nil
-}
-
-// msmChunk bounds the points of one gnark-crypto MultiExp call, so a
-// cancellation is seen between chunks of a very large MSM at a negligible
-// cost in bucket reductions.
-const msmChunk = 1 << 22
-
-func msmG1(ctx context.Context, res *curve.G1Jac, pts []curve.G1Affine, sc []fr.Element, nbTasks int) error {
-	if len(pts) != len(sc) {
-		return fmt.Errorf("%w: msm of %d points and %d scalars", ErrShape, len(pts), len(sc))
-	}
-	res.X.SetOne()
-	res.Y.SetOne()
-	res.Z.SetZero()
-	for s := 0; s < len(pts); s += msmChunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e := min(s+msmChunk, len(pts))
-		var p curve.G1Jac
-		if _, err := p.MultiExp(pts[s:e], sc[s:e], ecc.MultiExpConfig{NbTasks: nbTasks}); err != nil {
-			return fmt.Errorf("groth16: msm g1: %w", err)
-		}
-		res.AddAssign(&p)
-	}
-	return nil
-}
-
-func msmG2(ctx context.Context, res *curve.G2Jac, pts []curve.G2Affine, sc []fr.Element, nbTasks int) error {
-	if len(pts) != len(sc) {
-		return fmt.Errorf("%w: msm of %d points and %d scalars", ErrShape, len(pts), len(sc))
-	}
-	res.X.SetOne()
-	res.Y.SetOne()
-	res.Z.SetZero()
-	for s := 0; s < len(pts); s += msmChunk {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		e := min(s+msmChunk, len(pts))
-		var p curve.G2Jac
-		if _, err := p.MultiExp(pts[s:e], sc[s:e], ecc.MultiExpConfig{NbTasks: nbTasks}); err != nil {
-			return fmt.Errorf("groth16: msm g2: %w", err)
-		}
-		res.AddAssign(&p)
-	}
-	return nil
 }
 
 // Finish assembles A = α + ΣA + rδ, B = β + ΣB + sδ,
