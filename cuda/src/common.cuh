@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -45,6 +47,29 @@ inline std::string strprintf(const char* fmt, ...) {
 }
 
 [[noreturn]] inline void throw_invalid(const std::string& msg) { throw error(C2G_ERR_INVALID, 0, msg); }
+
+// Tuning knobs read from the environment (benchmarks and tests; docs/cuda.md,
+// "Tuning knobs"): unset or empty means the default; any other value that is
+// not one of the knob's own is an INVALID error naming it, never a silent
+// fallback to the default (a typo would otherwise measure the default).
+// env_int: an integer in [lo, hi], else dflt when unset.
+inline int env_int(const char* name, int lo, int hi, int dflt) {
+  const char* env = getenv(name);
+  if (!env || !*env) return dflt;
+  char* end = nullptr;
+  const long v = strtol(env, &end, 10);
+  if (*end != 0 || v < lo || v > hi) throw_invalid(strprintf("%s=%s: want an integer in [%d, %d]", name, env, lo, hi));
+  return (int)v;
+}
+// env_on_off: 1 for "on", 0 for "off", -1 when unset (or "auto" where
+// allow_auto).
+inline int env_on_off(const char* name, bool allow_auto) {
+  const char* env = getenv(name);
+  if (!env || !*env || (allow_auto && !strcmp(env, "auto"))) return -1;
+  if (!strcmp(env, "on")) return 1;
+  if (!strcmp(env, "off")) return 0;
+  throw_invalid(strprintf("%s=%s: want %s", name, env, allow_auto ? "on, off or auto" : "on or off"));
+}
 
 [[noreturn]] inline void throw_cuda(cudaError_t e, const char* what, const char* file, int line) {
   int code = (e == cudaErrorMemoryAllocation) ? C2G_ERR_OOM

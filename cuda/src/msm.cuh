@@ -126,26 +126,19 @@ inline uint32_t msm_choose_c(uint64_t n) {
 }
 
 // Tuning knob for benchmarks: C2G_MSM_WINDOW_BITS forces the window of
-// every MSM (MSM_CMIN … MSM_CMAX; 0 when unset); scratch is laid out for it.
-inline uint32_t msm_forced_c() {
-  static const uint32_t forced = [] {
-    const char* env = getenv("C2G_MSM_WINDOW_BITS");
-    const int f = env ? atoi(env) : 0;
-    return f >= (int)MSM_CMIN && f <= (int)MSM_CMAX ? (uint32_t)f : 0u;
-  }();
-  return forced;
-}
+// every MSM (MSM_CMIN … MSM_CMAX; 0 when unset), read on each call like
+// C2G_MSM_AFFINE; scratch is laid out for the value in force when it is
+// planned.
+inline uint32_t msm_forced_c() { return (uint32_t)env_int("C2G_MSM_WINDOW_BITS", MSM_CMIN, MSM_CMAX, 0); }
 
 // Whether an MSM whose tail has n points accumulates batch-affine: the
 // C2G_MSM_AFFINE environment variable, read on each call: "on" for every
-// MSM, "off" for none, else (auto) from MSM_AFFINE_MIN tail points, where
+// MSM, "off" for none, unset or "auto" from MSM_AFFINE_MIN tail points, where
 // each lane gets a batch large enough to share its inversions and the grid
 // still fills the GPU.
 inline bool msm_affine_for(uint64_t n) {
-  const char* env = getenv("C2G_MSM_AFFINE");
-  if (env && strcmp(env, "on") == 0) return n > 0;
-  if (env && strcmp(env, "off") == 0) return false;
-  return n >= MSM_AFFINE_MIN;
+  const int mode = env_on_off("C2G_MSM_AFFINE", true);
+  return mode < 0 ? n >= MSM_AFFINE_MIN : mode == 1 && n > 0;
 }
 
 // The window of a batch-affine MSM of n tail points: the cost model's c,

@@ -457,8 +457,7 @@ static void check_tables(uint32_t log_n, const ntt_tables& t) {
 // fewer registers, more resident blocks; faster for the shorter passes).
 // C2G_NTT_STEP=2 or 3 forces one for every pass (benchmarks; read per call).
 static uint32_t ntt_step_bits(uint32_t k) {
-  const char* env = getenv("C2G_NTT_STEP");
-  const uint32_t forced = env && (env[0] == '2' || env[0] == '3') && env[1] == 0 ? (uint32_t)(env[0] - '0') : 0;
+  const uint32_t forced = (uint32_t)env_int("C2G_NTT_STEP", 2, 3, 0);
   if (forced == 2 && k <= ntt_pass_bits(2)) return 2;
   if (forced) return 3;
   return k >= 9 ? 3 : 2;
@@ -467,11 +466,7 @@ static uint32_t ntt_step_bits(uint32_t k) {
 // Stages per pass: at most 9 (10 above 2^27): 2^27 = 9 + 9 + 9.
 // C2G_NTT_PASS_BITS=7…10 overrides (tests and benchmarks; read per call).
 static uint32_t ntt_max_pass_bits(uint32_t log_n) {
-  if (const char* env = getenv("C2G_NTT_PASS_BITS")) {
-    const int v = atoi(env);
-    if (v >= 7 && v <= (int)ntt_pass_bits(3)) return (uint32_t)v;
-  }
-  return log_n > 27 ? ntt_pass_bits(3) : ntt_pass_bits(2);
+  return (uint32_t)env_int("C2G_NTT_PASS_BITS", 7, (int)ntt_pass_bits(3), log_n > 27 ? ntt_pass_bits(3) : ntt_pass_bits(2));
 }
 
 template <bool DIT>

@@ -1,8 +1,6 @@
 // Groth16 partition prover: key residency, task memory plan, upload, the
 // device pipeline (H, then the five MSMs) and results.
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <memory>
 
 #include "prover.cuh"
@@ -301,15 +299,6 @@ static uint64_t popcount_bits(const uint64_t* w, uint64_t nbits) {
   return c;
 }
 
-// C2G_UPLOAD_CODES: unset or "on" uploads coded vectors as their codes,
-// "off" copies every vector whole (a benchmark's comparison).
-static bool upload_codes_enabled() {
-  const char* env = getenv("C2G_UPLOAD_CODES");
-  if (!env || !strcmp(env, "on")) return true;
-  if (!strcmp(env, "off")) return false;
-  throw_invalid(strprintf("upload: C2G_UPLOAD_CODES=%s: want on or off", env));
-}
-
 void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
   const c2g_key* k = t->key;
@@ -327,7 +316,9 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     throw_invalid(strprintf("upload: b densities select %llu variables, the key's b query has %llu points",
                             (unsigned long long)(bi_cnt + ba_cnt), (unsigned long long)k->num_b));
   t->b_inputs = bi_cnt;
-  const bool use_codes = upload_codes_enabled();
+  // C2G_UPLOAD_CODES: unset or "on" uploads coded vectors as their codes,
+  // "off" copies every vector whole (a benchmark's comparison)
+  const bool use_codes = env_on_off("C2G_UPLOAD_CODES", false) != 0;
   cudaStream_t st = t->stream;
   const auto start = std::chrono::steady_clock::now();
   CK(cudaMallocAsync(&t->mem, t->lay.total, st));

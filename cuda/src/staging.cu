@@ -44,12 +44,8 @@ struct stager {
 };
 
 uint32_t lane_count() {
-  if (const char* env = getenv("C2G_UPLOAD_THREADS")) {
-    const int v = atoi(env);
-    if (v >= 1 && v <= 64) return (uint32_t)v;
-  }
   const uint32_t hw = std::thread::hardware_concurrency();
-  return std::min(8u, std::max(1u, hw / 2));
+  return (uint32_t)env_int("C2G_UPLOAD_THREADS", 1, 64, (int)std::min(8u, std::max(1u, hw / 2)));
 }
 
 // The device's stager, created on first use (lanes added under its lock).
