@@ -375,13 +375,16 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   // the codes are on the device: fill the coded vectors, reading the
   // values coded OTHER from host memory
   uint32_t others[4] = {};
-  if (!coded.empty()) {
+  try {
     for (size_t i = 0; i < coded.size(); i++) {
       const coded_vec& c = coded[i];
       C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(c.n), 256, 0, st, c.codes, c.src, c.dst, c.n, L.code_others + i);
       CK_LAUNCH("k_expand_codes");
     }
-    CK(cudaMemcpyAsync(others, L.code_others, sizeof(others), cudaMemcpyDeviceToHost, st));
+    if (!coded.empty()) CK(cudaMemcpyAsync(others, L.code_others, sizeof(others), cudaMemcpyDeviceToHost, st));
+  } catch (...) {
+    cudaStreamSynchronize(st);  // no kernel may still read the host arrays
+    throw;
   }
   // returns with the data on the device: the host arrays may be reused
   CK(cudaStreamSynchronize(st));
