@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"unsafe"
 	"weak"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -353,24 +354,56 @@ func TestDeviceBytesCoverUpload(t *testing.T) {
 // synthetic key of device-generated points, then proves the same statement
 // on the CPU with the points read back: the bytes must agree. This covers
 // arbitrary densities, aux values mostly 0, 1 and r − 1 (the MSMs' summed
-// classes) and the upload of a, b, c.
+// classes) and the upload of a, b, c: from ordinary memory with random a
+// and b, and — as c2g-bench's partition runs — page-locked with value
+// codes and a and b drawn like a PoRep partition's (the upload sends the
+// codes).
 func TestSyntheticKeyMatchesCPU(t *testing.T) {
 	b := newTestBackend(t, ResidencyDevice)
 	ctx := context.Background()
 	rows, domain, aux := sized(3000, 900), sized(4096, 1024), sized(5000, 1300)
-	w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: 7, Aux: aux,
-		Frac01: 0.75, FracMinusOne: 0.15, ADensity: 0.997, BDensity: 0.254, Seed: 5})
-	k, err := b.LoadSynthetic(ctx, sh, 9)
-	require.NoError(t, err)
-	defer k.Close()
-	rnd := fixedRnd(31337, 4242)
-	got, _, err := groth16.Prove(ctx, k, w, rnd)
-	require.NoError(t, err)
-	pk, err := k.(*key).syntheticParams()
-	require.NoError(t, err)
-	cpu, err := groth16.NewCPUBackend().Load(ctx, pk)
-	require.NoError(t, err)
-	want, _, err := groth16.Prove(ctx, cpu, w, rnd)
-	require.NoError(t, err)
-	require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+	for _, c := range []struct {
+		name   string
+		a, b   ValueProfile
+		pinned bool
+	}{
+		{"random a and b", ValueProfile{}, ValueProfile{}, false},
+		{"page-locked with codes", ValueProfile{Frac01: 0.9, FracMinusOne: 0.05}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: 7, Aux: aux,
+				Frac01: 0.75, FracMinusOne: 0.15, A: c.a, B: c.b, Codes: c.pinned, ADensity: 0.997, BDensity: 0.254, Seed: 5})
+			if c.pinned {
+				require.NoError(t, w.CheckCodes())
+				for _, v := range [][]fr.Element{w.A, w.B, w.C, w.Aux} {
+					unreg, err := b.RegisterHost(unsafe.Pointer(&v[0]), int64(len(v))*frSize)
+					require.NoError(t, err)
+					defer func() { require.NoError(t, unreg()) }()
+				}
+				for _, v := range [][]uint8{w.Codes.A, w.Codes.B, w.Codes.C, w.Codes.Aux} {
+					unreg, err := b.RegisterHost(unsafe.Pointer(&v[0]), int64(len(v)))
+					require.NoError(t, err)
+					defer func() { require.NoError(t, unreg()) }()
+				}
+			}
+			k, err := b.LoadSynthetic(ctx, sh, 9)
+			require.NoError(t, err)
+			defer k.Close()
+			rnd := fixedRnd(31337, 4242)
+			got, tm, err := groth16.Prove(ctx, k, w, rnd)
+			require.NoError(t, err)
+			if c.pinned {
+				require.Equal(t, int64(3*rows+aux)*frSize, tm.UploadCodedBytes, "a, b, c and aux went as codes")
+			} else {
+				require.Zero(t, tm.UploadCodedBytes)
+			}
+			pk, err := k.(*key).syntheticParams()
+			require.NoError(t, err)
+			cpu, err := groth16.NewCPUBackend().Load(ctx, pk)
+			require.NoError(t, err)
+			want, _, err := groth16.Prove(ctx, cpu, w, rnd)
+			require.NoError(t, err)
+			require.Equal(t, proofBytes(t, want), proofBytes(t, got))
+		})
+	}
 }

@@ -31,6 +31,30 @@ func (s SyntheticShape) check() error {
 	return nil
 }
 
+// ValueProfile is how a synthetic vector's values are drawn: Frac01 of them
+// 0 or 1 (half each), FracMinusOne r − 1, the rest random. The zero profile
+// draws every value at random.
+type ValueProfile struct {
+	Frac01, FracMinusOne float64
+}
+
+// draw sets x to a value drawn with profile p.
+func (p ValueProfile) draw(r *rand.Rand, x *fr.Element) {
+	switch u := r.Float64(); {
+	case u < p.Frac01:
+		x.SetZero()
+		if r.Uint64()&1 == 1 {
+			x.SetOne()
+		}
+	case u < p.Frac01+p.FracMinusOne:
+		x.SetOne()
+		x.Neg(x)
+	default:
+		x[0], x[1], x[2] = r.Uint64(), r.Uint64(), r.Uint64()
+		x[3] = r.Uint64() >> 2 // < 2^254 < r: a valid Montgomery representation
+	}
+}
+
 // SyntheticWitnessSpec describes a random witness for benchmarks.
 type SyntheticWitnessSpec struct {
 	Rows   int     // constraints + inputs (<= Domain)
@@ -43,14 +67,19 @@ type SyntheticWitnessSpec struct {
 	FracMinusOne float64
 	ADensity     float64 // share of aux variables in the A density
 	BDensity     float64 // share of inputs and aux variables in the B density
-	Seed         uint64
+	// A and B draw the rows of a and b (c = a∘b); the zero profile: random.
+	A, B ValueProfile
+	// Codes fills the witness's value codes (groth16.Synthesized.Codes).
+	Codes bool
+	Seed  uint64
 }
 
 // NewSyntheticWitness draws a witness and the matching SyntheticShape: a
-// and b random, c = a∘b row by row (so (a·b − c)/Z is a polynomial and the
-// prover accepts it), Input[0] = 1, aux values with the requested share of
-// 0/1, density bits drawn with the requested shares. Generation is
-// deterministic in Seed and uses all cores.
+// and b with their profiles, c = a∘b row by row (so (a·b − c)/Z is a
+// polynomial and the prover accepts it), Input[0] = 1, aux values with the
+// requested shares of 0/1 and r − 1, density bits drawn with the requested
+// shares, and with Codes the value codes. Generation is deterministic in
+// Seed and uses all cores.
 func NewSyntheticWitness(s SyntheticWitnessSpec) (*groth16.Synthesized, SyntheticShape) {
 	w := &groth16.Synthesized{
 		NumConstraints: s.Rows - s.Inputs,
@@ -63,31 +92,19 @@ func NewSyntheticWitness(s SyntheticWitnessSpec) (*groth16.Synthesized, Syntheti
 		BDensityInput:  groth16.NewBitmap(s.Inputs),
 		BDensityAux:    groth16.NewBitmap(s.Aux),
 	}
-	random := func(r *rand.Rand, x *fr.Element) {
-		x[0], x[1], x[2] = r.Uint64(), r.Uint64(), r.Uint64()
-		x[3] = r.Uint64() >> 2 // < 2^254 < r: a valid Montgomery representation
-	}
+	random := ValueProfile{}.draw
 	parallelChunks(s.Rows, s.Seed, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			random(r, &w.A[i])
-			random(r, &w.B[i])
+			s.A.draw(r, &w.A[i])
+			s.B.draw(r, &w.B[i])
 			w.C[i].Mul(&w.A[i], &w.B[i])
 		}
 	})
+	aux := ValueProfile{s.Frac01, s.FracMinusOne}
 	// 64-aligned chunks so density words are written by one goroutine each.
 	parallelChunks(s.Aux, s.Seed+1, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			switch u := r.Float64(); {
-			case u < s.Frac01:
-				if r.Uint64()&1 == 1 {
-					w.Aux[i].SetOne()
-				}
-			case u < s.Frac01+s.FracMinusOne:
-				w.Aux[i].SetOne()
-				w.Aux[i].Neg(&w.Aux[i])
-			default:
-				random(r, &w.Aux[i])
-			}
+			aux.draw(r, &w.Aux[i])
 			if r.Float64() < s.ADensity {
 				w.ADensityAux.Set(i)
 			}
@@ -112,6 +129,16 @@ func NewSyntheticWitness(s SyntheticWitnessSpec) (*groth16.Synthesized, Syntheti
 		w.A[row] = w.Input[i]
 		w.B[row].SetZero()
 		w.C[row].SetZero()
+	}
+	if s.Codes {
+		c := &groth16.ValueCodes{A: make([]uint8, s.Rows), B: make([]uint8, s.Rows), C: make([]uint8, s.Rows), Aux: make([]uint8, s.Aux)}
+		for _, v := range []struct {
+			codes []uint8
+			vals  []fr.Element
+		}{{c.A, w.A}, {c.B, w.B}, {c.C, w.C}, {c.Aux, w.Aux}} {
+			parallelChunks(len(v.vals), 0, func(_ *rand.Rand, lo, hi int) { groth16.EncodeCodes(v.codes[lo:hi], v.vals[lo:hi]) })
+		}
+		w.Codes = c
 	}
 	sh := SyntheticShape{Domain: s.Domain, Inputs: s.Inputs, Aux: s.Aux,
 		A: s.Inputs + w.ADensityAux.Count(), B: w.BDensityInput.Count() + w.BDensityAux.Count()}

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -103,7 +104,8 @@ func run(args []string, stdout io.Writer) error {
 	partRows := fs.Int("partition-rows", 130_278_328, "partition rows (constraints + inputs)")
 	partAux := fs.Int("partition-aux", 130_170_000, "partition aux variables")
 	partIn := fs.Int("partition-inputs", 328, "partition public inputs")
-	partProfile := fs.String("partition-profile", "porep", "the partition's aux values: porep (a PoRep partition's, measured by BenchmarkWitnessProfile: 85.2 % 0/1, 13.6 % r-1, 1.2 % random) or 85-01 (85 % 0/1, the rest random: the profile assumed before it was measured)")
+	partProfile := fs.String("partition-profile", "porep", "the partition's values: porep (a PoRep partition's, measured by BenchmarkWitnessProfile — aux 85.2 % 0/1, 13.6 % r-1, 1.2 % random; a 98.3 % 0/1, 0.2 % r-1; b 71.8 % 0/1, 27.0 % r-1; c = a∘b) or 85-01 (aux 85 % 0/1, the rest random, a and b random: the profile assumed before it was measured)")
+	partPinned := fs.Bool("partition-pinned", true, "page-lock the partition's witness and give it value codes, as the worker's pooled sets are (the upload sends the codes; C2G_UPLOAD_CODES=off copies the vectors whole); false: upload from ordinary memory through the staging buffers")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -166,7 +168,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *part {
-		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *reps, stdout, add); err != nil {
+		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *partPinned, *reps, stdout, add); err != nil {
 			return err
 		}
 	}
@@ -449,8 +451,43 @@ func benchSubgroup(l *cuda.Library, dev int, logs []int, reps int, add func(resu
 
 // partitionProfile is the mix of the synthetic partition's aux values.
 type partitionProfile struct {
-	frac01, fracMinusOne float64
+	frac01, fracMinusOne float64           // aux
+	a, b                 cuda.ValueProfile // rows of a and b (c = a∘b)
 	note                 string
+}
+
+// registerWitness page-locks w's vectors and their codes (Backend.
+// RegisterHost); release unlocks them.
+func registerWitness(b *cuda.Backend, w *groth16.Synthesized) (release func(), err error) {
+	var undo []func() error
+	release = func() {
+		for _, u := range undo {
+			_ = u()
+		}
+	}
+	reg := func(p unsafe.Pointer, n int64) {
+		if err == nil && n > 0 {
+			var u func() error
+			if u, err = b.RegisterHost(p, n); err == nil {
+				undo = append(undo, u)
+			}
+		}
+	}
+	for _, v := range [][]fr.Element{w.A, w.B, w.C, w.Aux} {
+		if len(v) > 0 {
+			reg(unsafe.Pointer(&v[0]), int64(len(v))*fr.Bytes)
+		}
+	}
+	for _, v := range [][]uint8{w.Codes.A, w.Codes.B, w.Codes.C, w.Codes.Aux} {
+		if len(v) > 0 {
+			reg(unsafe.Pointer(&v[0]), int64(len(v)))
+		}
+	}
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return release, nil
 }
 
 // partitionProfileNamed looks up -partition-profile.
@@ -463,13 +500,15 @@ func partitionProfileNamed(name string) (partitionProfile, error) {
 }
 
 var partitionProfiles = map[string]partitionProfile{
-	"85-01": {0.85, 0, "85% 0/1 aux"},
+	"85-01": {0.85, 0, cuda.ValueProfile{}, cuda.ValueProfile{}, "85% 0/1 aux, random a and b"},
 	// a 2 KiB partition's aux: 55.5 % 0, 29.7 % 1, 13.6 % r-1, 1.2 % other
-	// (the 0/1 half each here: more ones than measured, not fewer)
-	"porep": {0.852, 0.136, "PoRep-profile aux: 85.2% 0/1, 13.6% r-1"},
+	// (the 0/1 half each here: more ones than measured, not fewer); a 49.2 %
+	// 0, 49.1 % 1, 0.2 % r-1; b 24.2 / 47.6 / 27.0 % (BenchmarkWitnessProfile)
+	"porep": {0.852, 0.136, cuda.ValueProfile{Frac01: 0.983, FracMinusOne: 0.002}, cuda.ValueProfile{Frac01: 0.718, FracMinusOne: 0.270},
+		"PoRep profile: aux 85.2% 0/1, 13.6% r-1; a 98.3% 0/1; b 71.8% 0/1, 27.0% r-1"},
 }
 
-func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, reps int, out io.Writer, add func(result)) error {
+func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, pinned bool, reps int, out io.Writer, add func(result)) error {
 	ctx := context.Background()
 	domain := 1 << logN
 	if rows > domain {
@@ -477,9 +516,19 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 	}
 	t0 := time.Now()
 	w, sh := cuda.NewSyntheticWitness(cuda.SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: inputs, Aux: aux,
-		Frac01: prof.frac01, FracMinusOne: prof.fracMinusOne, ADensity: 0.997, BDensity: 0.254, Seed: 1})
+		Frac01: prof.frac01, FracMinusOne: prof.fracMinusOne, A: prof.a, B: prof.b, Codes: pinned,
+		ADensity: 0.997, BDensity: 0.254, Seed: 1})
 	fmt.Fprintf(out, "partition: witness of %d rows, %d aux (|A| %d, |B| %d) drawn in %v\n",
 		rows, aux, sh.A, sh.B, time.Since(t0).Round(time.Millisecond))
+	if pinned { // as a worker's pooled set: page-locked once, with value codes
+		t0 = time.Now()
+		release, err := registerWitness(b, w)
+		if err != nil {
+			return err
+		}
+		defer release()
+		fmt.Fprintf(out, "partition: witness page-locked in %v\n", time.Since(t0).Round(time.Millisecond))
+	}
 	t0 = time.Now()
 	key, err := b.LoadSynthetic(ctx, sh, 7)
 	if err != nil {
