@@ -81,34 +81,55 @@ func (b *Backend) RegisterBuffers(set *groth16.Buffers) (release func(), err err
 	if set == nil {
 		return nil, errors.New("cuda: register buffers: nil set")
 	}
+	return b.registerAll(
+		[][]fr.Element{set.Wires, set.A[:cap(set.A)], set.B[:cap(set.B)], set.C[:cap(set.C)]},
+		[][]uint8{set.WireCodes, set.ACodes[:cap(set.ACodes)], set.BCodes[:cap(set.BCodes)], set.CCodes[:cap(set.CCodes)]})
+}
+
+// RegisterWitness page-locks a witness's A, B, C and Aux and their value
+// codes, as RegisterBuffers does a pool set's (benchmarks and tests whose
+// witness is not in a pool set). On an error nothing stays registered.
+func (b *Backend) RegisterWitness(w *groth16.Synthesized) (release func(), err error) {
+	if w == nil {
+		return nil, errors.New("cuda: register witness: nil witness")
+	}
+	var codes [][]uint8
+	if c := w.Codes; c != nil {
+		codes = [][]uint8{c.A, c.B, c.C, c.Aux}
+	}
+	return b.registerAll([][]fr.Element{w.A, w.B, w.C, w.Aux}, codes)
+}
+
+// registerAll registers every non-empty array; on an error it unregisters
+// what it had registered and returns the error.
+func (b *Backend) registerAll(vals [][]fr.Element, codes [][]uint8) (release func(), err error) {
 	var undo []func() error
 	release = func() {
 		for _, u := range undo {
 			_ = u()
 		}
 	}
-	register := func(p unsafe.Pointer, n int64) error {
-		u, err := b.RegisterHost(p, n)
-		if err == nil {
-			undo = append(undo, u)
-		}
-		return err
-	}
-	for _, v := range [][]fr.Element{set.Wires, set.A[:cap(set.A)], set.B[:cap(set.B)], set.C[:cap(set.C)]} {
-		if len(v) > 0 {
-			if err := register(unsafe.Pointer(&v[0]), int64(len(v))*frSize); err != nil {
-				release()
-				return nil, err
+	register := func(p unsafe.Pointer, n int64) {
+		if err == nil && n > 0 {
+			var u func() error
+			if u, err = b.RegisterHost(p, n); err == nil {
+				undo = append(undo, u)
 			}
 		}
 	}
-	for _, v := range [][]uint8{set.WireCodes, set.ACodes[:cap(set.ACodes)], set.BCodes[:cap(set.BCodes)], set.CCodes[:cap(set.CCodes)]} {
+	for _, v := range vals {
 		if len(v) > 0 {
-			if err := register(unsafe.Pointer(&v[0]), int64(len(v))); err != nil {
-				release()
-				return nil, err
-			}
+			register(unsafe.Pointer(&v[0]), int64(len(v))*frSize)
 		}
+	}
+	for _, v := range codes {
+		if len(v) > 0 {
+			register(unsafe.Pointer(&v[0]), int64(len(v)))
+		}
+	}
+	if err != nil {
+		release()
+		return nil, err
 	}
 	return release, nil
 }

@@ -35,6 +35,11 @@ func (b *Backend) RegisterBuffers(set *groth16.Buffers) (release func(), err err
 	return nil, fmt.Errorf("%w: built without cgo", ErrLibrary)
 }
 
+// RegisterWitness always fails in builds without cgo.
+func (b *Backend) RegisterWitness(w *groth16.Synthesized) (release func(), err error) {
+	return nil, fmt.Errorf("%w: built without cgo", ErrLibrary)
+}
+
 // FixedBase is nil in builds without cgo.
 func (b *Backend) FixedBase() groth16.FixedBase { return nil }
 

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"unsafe"
 	"weak"
 
 	"github.com/consensys/gnark-crypto/ecc"
@@ -375,16 +374,12 @@ func TestSyntheticKeyMatchesCPU(t *testing.T) {
 				Frac01: 0.75, FracMinusOne: 0.15, A: c.a, B: c.b, Codes: c.pinned, ADensity: 0.997, BDensity: 0.254, Seed: 5})
 			if c.pinned {
 				require.NoError(t, w.CheckCodes())
-				for _, v := range [][]fr.Element{w.A, w.B, w.C, w.Aux} {
-					unreg, err := b.RegisterHost(unsafe.Pointer(&v[0]), int64(len(v))*frSize)
-					require.NoError(t, err)
-					defer func() { require.NoError(t, unreg()) }()
-				}
-				for _, v := range [][]uint8{w.Codes.A, w.Codes.B, w.Codes.C, w.Codes.Aux} {
-					unreg, err := b.RegisterHost(unsafe.Pointer(&v[0]), int64(len(v)))
-					require.NoError(t, err)
-					defer func() { require.NoError(t, unreg()) }()
-				}
+				ranges0, _ := b.Library().RegisteredHost()
+				release, err := b.RegisterWitness(w)
+				require.NoError(t, err)
+				ranges, _ := b.Library().RegisteredHost()
+				require.Equal(t, ranges0+8, ranges, "four vectors and their codes")
+				defer release()
 			}
 			k, err := b.LoadSynthetic(ctx, sh, 9)
 			require.NoError(t, err)

@@ -27,7 +27,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -456,40 +455,6 @@ type partitionProfile struct {
 	note                 string
 }
 
-// registerWitness page-locks w's vectors and their codes (Backend.
-// RegisterHost); release unlocks them.
-func registerWitness(b *cuda.Backend, w *groth16.Synthesized) (release func(), err error) {
-	var undo []func() error
-	release = func() {
-		for _, u := range undo {
-			_ = u()
-		}
-	}
-	reg := func(p unsafe.Pointer, n int64) {
-		if err == nil && n > 0 {
-			var u func() error
-			if u, err = b.RegisterHost(p, n); err == nil {
-				undo = append(undo, u)
-			}
-		}
-	}
-	for _, v := range [][]fr.Element{w.A, w.B, w.C, w.Aux} {
-		if len(v) > 0 {
-			reg(unsafe.Pointer(&v[0]), int64(len(v))*fr.Bytes)
-		}
-	}
-	for _, v := range [][]uint8{w.Codes.A, w.Codes.B, w.Codes.C, w.Codes.Aux} {
-		if len(v) > 0 {
-			reg(unsafe.Pointer(&v[0]), int64(len(v)))
-		}
-	}
-	if err != nil {
-		release()
-		return nil, err
-	}
-	return release, nil
-}
-
 // partitionProfileNamed looks up -partition-profile.
 func partitionProfileNamed(name string) (partitionProfile, error) {
 	p, ok := partitionProfiles[name]
@@ -522,7 +487,7 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 		rows, aux, sh.A, sh.B, time.Since(t0).Round(time.Millisecond))
 	if pinned { // as a worker's pooled set: page-locked once, with value codes
 		t0 = time.Now()
-		release, err := registerWitness(b, w)
+		release, err := b.RegisterWitness(w)
 		if err != nil {
 			return err
 		}
