@@ -52,8 +52,8 @@ type Config struct {
 	// Devices are the device indexes to use. Default: every device the
 	// backend finds (the CPU backend has one, 0).
 	Devices []int `yaml:"devices"`
-	// GPUWorkersPerDevice is the number of slots per device. Default 2 on
-	// a GPU backend, 1 on the CPU backend.
+	// GPUWorkersPerDevice is the number of slots per device. Default 3 on
+	// a GPU backend (GPUWorkersPerDeviceDefault), 1 on the CPU backend.
 	GPUWorkersPerDevice int `yaml:"gpu_workers_per_device"`
 	// Interlock is the device lock discipline: none, exclusive, compute or
 	// split (worker/interlock). Default compute.
