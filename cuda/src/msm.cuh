@@ -203,7 +203,8 @@ struct msm_scratch {
     n_max = n;
     uint64_t nn = n ? n : 1;
     c_max = msm_choose_c(nn);
-    if (msm_forced_c() > c_max) c_max = msm_forced_c();
+    const uint32_t forced = msm_forced_c();
+    if (forced > c_max) c_max = forced;
     msm_window_plan pm = msm_plan_for(c_max);
     nb = ceil_div_u32(nn, CL_TILE);
     static_assert(MSM_ONES_CHUNK >= MSM_SLICE_MAX, "the ones' partial sums fit in run_first");
@@ -788,8 +789,9 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   // 3. Pippenger on the rest
   const bool affine = s.affine_ok && msm_affine_for(n2);
   if (info) info->batch_affine = affine;
-  uint32_t c = msm_forced_c() ? msm_forced_c() : msm_choose_c(n2);
-  if (affine && !msm_forced_c()) c = msm_affine_c(c, n2);
+  const uint32_t forced = msm_forced_c();
+  uint32_t c = forced ? forced : msm_choose_c(n2);
+  if (affine && !forced) c = msm_affine_c(c, n2);
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
   if (info) info->window_bits = c;

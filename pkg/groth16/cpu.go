@@ -131,7 +131,7 @@ func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
 	if got := w.BDensityInput.Count() + w.BDensityAux.Count(); got != len(pk.BG1) {
 		return fmt.Errorf("%w: b density selects %d points, key's b_g1 has %d", ErrShape, got, len(pk.BG1))
 	}
-	return nil
+	return w.CheckCodeLengths()
 }
 
 // Prepare validates w and builds the dense scalar vectors and the

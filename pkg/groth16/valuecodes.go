@@ -62,21 +62,42 @@ type ValueCodes struct {
 	A, B, C, Aux []uint8
 }
 
+// codedVectors pairs each coded vector of s with its codes.
+func (s *Synthesized) codedVectors() []struct {
+	name  string
+	vals  []fr.Element
+	codes []uint8
+} {
+	return []struct {
+		name  string
+		vals  []fr.Element
+		codes []uint8
+	}{{"a", s.A, s.Codes.A}, {"b", s.B, s.Codes.B}, {"c", s.C, s.Codes.C}, {"aux", s.Aux, s.Codes.Aux}}
+}
+
+// CheckCodeLengths reports whether s's codes (when it has any) come one per
+// value: every backend's shape check (CheckSynthesized) runs it, since a
+// backend that reads the codes reads that many.
+func (s *Synthesized) CheckCodeLengths() error {
+	if s.Codes == nil {
+		return nil
+	}
+	for _, v := range s.codedVectors() {
+		if len(v.codes) != len(v.vals) {
+			return fmt.Errorf("%w: value codes for %s: %d %s codes for %d values", ErrShape, v.name, len(v.codes), v.name, len(v.vals))
+		}
+	}
+	return nil
+}
+
 // CheckCodes reports whether s's codes (when it has any) match its values:
 // the lengths, and every code against CodeOf of its value. It reads every
 // value; tests and debugging use it, not the proving path.
 func (s *Synthesized) CheckCodes() error {
-	if s.Codes == nil {
-		return nil
+	if err := s.CheckCodeLengths(); err != nil || s.Codes == nil {
+		return err
 	}
-	for _, v := range []struct {
-		name  string
-		vals  []fr.Element
-		codes []uint8
-	}{{"a", s.A, s.Codes.A}, {"b", s.B, s.Codes.B}, {"c", s.C, s.Codes.C}, {"aux", s.Aux, s.Codes.Aux}} {
-		if len(v.codes) != len(v.vals) {
-			return fmt.Errorf("%w: %d %s codes for %d values", ErrShape, len(v.codes), v.name, len(v.vals))
-		}
+	for _, v := range s.codedVectors() {
 		for i := range v.vals {
 			if want := CodeOf(&v.vals[i]); v.codes[i] != want {
 				return fmt.Errorf("%w: %s[%d] is coded %d, its value's code is %d", ErrShape, v.name, i, v.codes[i], want)

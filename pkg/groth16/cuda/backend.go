@@ -230,31 +230,10 @@ func (k *key) Close() error {
 // shape, the same checks) otherwise. Either way w has at least one input
 // (the key's ic is never empty).
 func (k *key) checkWitness(w *groth16.Synthesized) error {
-	var err error
 	if k.pk != nil {
-		err = groth16.CheckSynthesized(k.pk, w)
-	} else {
-		err = checkSynthetic(k.shape, w)
+		return groth16.CheckSynthesized(k.pk, w)
 	}
-	if err != nil {
-		return err
-	}
-	return checkCodes(w)
-}
-
-// checkCodes checks that w's value codes, when it has them, have one code
-// per value (the library reads that many); whether each code is right is
-// the synthesis's part (groth16.Synthesized.Codes).
-func checkCodes(w *groth16.Synthesized) error {
-	c := w.Codes
-	if c == nil {
-		return nil
-	}
-	if len(c.A) != len(w.A) || len(c.B) != len(w.B) || len(c.C) != len(w.C) || len(c.Aux) != len(w.Aux) {
-		return fmt.Errorf("%w: value codes for %d/%d/%d/%d values, the witness has %d/%d/%d/%d (a/b/c/aux)", groth16.ErrShape,
-			len(c.A), len(c.B), len(c.C), len(c.Aux), len(w.A), len(w.B), len(w.C), len(w.Aux))
-	}
-	return nil
+	return checkSynthetic(k.shape, w)
 }
 
 func checkSynthetic(sh shape, w *groth16.Synthesized) error {
@@ -277,7 +256,7 @@ func checkSynthetic(sh shape, w *groth16.Synthesized) error {
 	case int64(w.BDensityInput.Count()+w.BDensityAux.Count()) != sh.numB:
 		return fmt.Errorf("%w: b density selects %d points, key has %d", groth16.ErrShape, w.BDensityInput.Count()+w.BDensityAux.Count(), sh.numB)
 	}
-	return nil
+	return w.CheckCodeLengths()
 }
 
 // Prepare validates w (host only; no device access) and sizes the task.
@@ -371,7 +350,7 @@ func (t *task) Upload(ctx context.Context) error {
 func uploadWitness(a *api, dev int, ct cTask, w *groth16.Synthesized) error {
 	wp := &witnessPtrs{a: ptr(w.A), b: ptr(w.B), c: ptr(w.C), input: ptr(w.Input), aux: ptr(w.Aux),
 		aDensAux: ptr(w.ADensityAux.Words), bDensIn: ptr(w.BDensityInput.Words), bDensAux: ptr(w.BDensityAux.Words)}
-	if c := w.Codes; c != nil { // lengths checked with the witness (checkCodes)
+	if c := w.Codes; c != nil { // lengths checked with the witness (CheckCodeLengths)
 		wp.aCodes, wp.bCodes, wp.cCodes, wp.auxCodes = ptr(c.A), ptr(c.B), ptr(c.C), ptr(c.Aux)
 	}
 	var pin runtime.Pinner
