@@ -397,46 +397,63 @@ __global__ void k_scale_natural(fr_t* d, uint64_t n, fr_t scale, const fr_t* lo,
   }
 }
 
-// out[j] = canonical(in[p] * scale * g^-j), j = bitrev(p).
-__global__ void k_h_finish(const fr_t* in, fr_t* out, uint32_t log_n, fr_t scale, const fr_t* lo, const fr_t* hi) {
+// out[j] = canonical((in[p] * g^-j - sub[p]) * scale), j = bitrev(p): the
+// last step of compute_h (in: the coset inverse's output, sub: c's
+// coefficients, both bit-reversed and times n).
+__device__ __forceinline__ fr_t h_coefficient(const fr_t& x, const fr_t& sub, const fr_t& scale, const fr_t* lo,
+                                              const fr_t* hi, uint32_t j) {
+  return ((x * coset_pow(lo, hi, j) - sub) * scale).from_mont();
+}
+
+__global__ void k_h_finish(const fr_t* in, const fr_t* sub, fr_t* out, uint32_t log_n, fr_t scale, const fr_t* lo,
+                           const fr_t* hi) {
   uint64_t n = 1ull << log_n;
   for (uint64_t p = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; p < n; p += (uint64_t)gridDim.x * blockDim.x) {
     uint32_t j = bitrev((uint32_t)p, log_n);
-    st_vec(out + j, (ldg_vec(in + p) * scale * coset_pow(lo, hi, j)).from_mont());
+    st_vec(out + j, h_coefficient(ldg_vec(in + p), ldg_vec(sub + p), scale, lo, hi, j));
   }
 }
 
-// k_h_finish by tiles (log_n >= 2*BR_BITS; in and out must not alias): a
-// block reads the 16 x 16 tile of one middle index row-wise, transposes it
-// in shared memory and writes it row-wise into the tile of the reversed
-// middle index (see k_bitrev_tiles), instead of one scattered write per
-// element.
-__global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_h_finish_tiles(const fr_t* __restrict__ in, fr_t* __restrict__ out,
-                                                                     uint32_t log_n, fr_t scale, const fr_t* lo,
-                                                                     const fr_t* hi) {
-  __shared__ uint32_t tile[fr_t::N * BR_TILE_WORDS];
+// k_h_finish by tiles (log_n >= 2*BR_BITS; out must alias neither input): a
+// block reads the 16 x 16 tiles of one middle index of in and sub row-wise,
+// transposes them in shared memory and writes the result row-wise into the
+// tile of the reversed middle index (see k_bitrev_tiles), instead of one
+// scattered write per element.
+__global__ void __launch_bounds__(BR_SIDE * BR_SIDE) k_h_finish_tiles(const fr_t* __restrict__ in,
+                                                                     const fr_t* __restrict__ sub,
+                                                                     fr_t* __restrict__ out, uint32_t log_n,
+                                                                     fr_t scale, const fr_t* lo, const fr_t* hi) {
+  __shared__ uint32_t tx[fr_t::N * BR_TILE_WORDS];
+  __shared__ uint32_t ts[fr_t::N * BR_TILE_WORDS];
   const uint32_t mid_bits = log_n - 2 * BR_BITS;
   const uint32_t m = blockIdx.x, mr = bitrev(m, mid_bits);
   const uint32_t a = threadIdx.x >> BR_BITS, b = threadIdx.x & (BR_SIDE - 1);
   auto index = [&](uint32_t hi_bits, uint32_t mid, uint32_t lo_bits) {
     return ((uint64_t)hi_bits << (log_n - BR_BITS)) | ((uint64_t)mid << BR_BITS) | lo_bits;
   };
-  const fr_t x = ldg_vec(in + index(a, m, b));
-  C2G_UNROLL for (int j = 0; j < fr_t::N; j++) tile[j * BR_TILE_WORDS + a * BR_PITCH + b] = x.v[j];
+  const uint64_t src = index(a, m, b);
+  const fr_t x = ldg_vec(in + src), s = ldg_vec(sub + src);
+  C2G_UNROLL for (int j = 0; j < fr_t::N; j++) {
+    tx[j * BR_TILE_WORDS + a * BR_PITCH + b] = x.v[j];
+    ts[j * BR_TILE_WORDS + a * BR_PITCH + b] = s.v[j];
+  }
   __syncthreads();
   // destination (r, rev m, c) = bitrev of the source (rev c, m, rev r)
   const uint32_t r = a, c = b;
   const uint32_t q = bitrev(c, BR_BITS) * BR_PITCH + bitrev(r, BR_BITS);
-  fr_t y;
-  C2G_UNROLL for (int j = 0; j < fr_t::N; j++) y.v[j] = tile[j * BR_TILE_WORDS + q];
+  fr_t y, z;
+  C2G_UNROLL for (int j = 0; j < fr_t::N; j++) {
+    y.v[j] = tx[j * BR_TILE_WORDS + q];
+    z.v[j] = ts[j * BR_TILE_WORDS + q];
+  }
   const uint64_t dst = index(r, mr, c);
-  st_vec(out + dst, (y * scale * coset_pow(lo, hi, (uint32_t)dst)).from_mont());
+  st_vec(out + dst, h_coefficient(y, z, scale, lo, hi, (uint32_t)dst));
 }
 
-// a[i] = (a[i] * b[i] - c[i]) * zinv
-__global__ void k_h_pointwise(fr_t* a, const fr_t* b, const fr_t* c, uint64_t n, fr_t zinv) {
+// a[i] *= b[i]
+__global__ void k_mul_pointwise(fr_t* a, const fr_t* b, uint64_t n) {
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-    st_vec(a + i, (ld_vec(a + i) * ldg_vec(b + i) - ldg_vec(c + i)) * zinv);
+    st_vec(a + i, ld_vec(a + i) * ldg_vec(b + i));
 }
 
 // ---- drivers ---------------------------------------------------------------------
@@ -529,29 +546,39 @@ void ntt_natural(fr_t* d, uint32_t log_n, bool inverse, bool coset, const ntt_ta
   }
 }
 
+// h = (A B - C) / Z with six NTTs of size n instead of the usual seven (no
+// coset transform of C). A B = P_lo + x^n P_hi (P_lo, P_hi of degree < n),
+// and x^n = g^n on the coset g<w>, so the coset evaluations of A B are
+// those of R = P_lo + g^n P_hi, a polynomial of degree < n that one coset
+// inverse recovers. Then A B - C = Z P_hi + (P_lo + P_hi - C) and
+// R - C = (g^n - 1) P_hi + (P_lo + P_hi - C) give h = (R - C) / (g^n - 1)
+// coefficient by coefficient: exactly what (A B - C) / (g^n - 1) on the
+// coset, transformed back, gives, for any a, b, c (when a b = c on the
+// domain, P_lo + P_hi = C and h = P_hi).
 void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, fr_t* h_out, cudaStream_t st) {
   check_tables(log_n, t);
+  if (h_out == a || h_out == c) throw error(C2G_ERR_INTERNAL, 0, "compute_h: h_out aliases a or c");
   const uint64_t n = 1ull << log_n;
   const fr_t ninv = fr_host_inv(fr_host_from_u64(n));
-  fr_t* v[3] = {a, b, c};
   // coefficient p (bit-reversed order) of the inverse transform, times n,
   // scaled by 1/n and g^bitrev(p) as the coset transform loads it
   const ntt_in_scale to_coset{ninv, t.g_lo, t.g_hi, log_n};
-  for (int i = 0; i < 3; i++) {
-    ntt_dif(v[i], log_n, true, t, st);  // evaluations -> coefficients (bit-reversed, times n)
-    ntt_passes<true>(v[i], log_n, false, t, st, to_coset);  // coset evaluations, natural order
+  for (fr_t* v : {a, b}) {
+    ntt_dif(v, log_n, true, t, st);  // evaluations -> coefficients (bit-reversed, times n)
+    ntt_passes<true>(v, log_n, false, t, st, to_coset);  // coset evaluations, natural order
   }
+  ntt_dif(c, log_n, true, t, st);  // n C, bit-reversed
+  C2G_LAUNCH(k_mul_pointwise, elementwise_grid(n), 256, 0, st, a, b, n);
+  CK_LAUNCH("k_mul_pointwise");
+  ntt_dif(a, log_n, true, t, st);  // n R_i g^i, bit-reversed
   // Z(g w^i) = g^n - 1 on the whole coset
-  fr_t zinv = fr_host_inv(fr_host_pow(fr_host_coset_gen(), n) - fr_host_one());
-  C2G_LAUNCH(k_h_pointwise, elementwise_grid(n), 256, 0, st, a, b, c, n, zinv);
-  CK_LAUNCH("k_h_pointwise");
-  ntt_dif(a, log_n, true, t, st);
-  if (log_n >= 2 * BR_BITS && h_out != a) {
-    C2G_LAUNCH_SYNC(k_h_finish_tiles, dim3(1u << (log_n - 2 * BR_BITS)), BR_SIDE * BR_SIDE, 0, st, a, h_out, log_n, ninv,
-                    t.gi_lo, t.gi_hi);
+  const fr_t scale = ninv * fr_host_inv(fr_host_pow(fr_host_coset_gen(), n) - fr_host_one());
+  if (log_n >= 2 * BR_BITS) {
+    C2G_LAUNCH_SYNC(k_h_finish_tiles, dim3(1u << (log_n - 2 * BR_BITS)), BR_SIDE * BR_SIDE, 0, st, a, c, h_out,
+                    log_n, scale, t.gi_lo, t.gi_hi);
     CK_LAUNCH("k_h_finish_tiles");
   } else {
-    C2G_LAUNCH(k_h_finish, elementwise_grid(n), 256, 0, st, a, h_out, log_n, ninv, t.gi_lo, t.gi_hi);
+    C2G_LAUNCH(k_h_finish, elementwise_grid(n), 256, 0, st, a, c, h_out, log_n, scale, t.gi_lo, t.gi_hi);
     CK_LAUNCH("k_h_finish");
   }
 }

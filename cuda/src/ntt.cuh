@@ -45,8 +45,8 @@ void ntt_natural(fr_t* d, uint32_t log_n, bool inverse, bool coset, const ntt_ta
 
 // H computation: a, b, c hold the domain's evaluations (n = 2^log_n,
 // Montgomery); on return h_out[0..n) holds the coefficients of
-// h = (a*b - c)/Z in CANONICAL form (ready for the MSM); a, b, c are
-// clobbered. h_out may alias b.
+// h = (a*b - c)/Z in CANONICAL form (ready for the MSM), by six NTTs of
+// size n (ntt.cu); a, b, c are clobbered. h_out may alias b, not a or c.
 void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, fr_t* h_out, cudaStream_t st);
 
 }  // namespace c2g

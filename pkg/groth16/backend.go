@@ -79,7 +79,7 @@ type Timings struct {
 	Upload  time.Duration
 	// Compute is the whole device stage; the fields below break it down.
 	Compute time.Duration
-	H       time.Duration // iNTT, coset NTT, (ab−c)/Z, coset iNTT
+	H       time.Duration // iNTT of a, b, c; coset NTT of a, b; coset iNTT of a·b; (R − C)/(gⁿ − 1)
 	MSMH    time.Duration
 	MSML    time.Duration
 	MSMA    time.Duration

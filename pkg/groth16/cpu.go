@@ -303,36 +303,54 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 }
 
 // computeH returns the n−1 coefficients of h = (a·b − c)/Z, overwriting the
-// buffers: iFFT of a, b, c, FFT on the coset g·<ω>, pointwise
-// (a·b − c)/(g^n − 1), inverse coset FFT.
+// buffers, with six FFTs instead of the usual seven: a·b = P_lo + xⁿ·P_hi
+// (P_lo, P_hi of degree < n) and xⁿ = gⁿ on the coset g·<ω>, so the inverse
+// coset FFT of the pointwise product of a's and b's coset evaluations is R
+// = P_lo + gⁿ·P_hi; with C the interpolant of c, a·b − c = Z·P_hi + (P_lo +
+// P_hi − C) and h = (R − C)/(gⁿ − 1) coefficient by coefficient — what
+// (a·b − c)/(gⁿ − 1) on the coset transformed back gives, for any a, b, c,
+// without the coset FFT of c. The CUDA backend computes the same
+// (cuda/src/ntt.cu, compute_h).
 func computeH(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) ([]fr.Element, error) {
 	a, b, c := abc[0], abc[1], abc[2]
 	opt := fft.WithNbTasks(nw)
-	for _, v := range [][]fr.Element{a, b, c} {
+	for _, v := range [][]fr.Element{a, b} {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d.FFTInverse(v, fft.DIF, opt)
-		d.FFT(v, fft.DIT, fft.OnCoset(), opt)
+		d.FFTInverse(v, fft.DIF, opt)         // coefficients, bit-reversed
+		d.FFT(v, fft.DIT, fft.OnCoset(), opt) // coset evaluations, natural order
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	d.FFTInverse(c, fft.DIF, opt) // C's coefficients, bit-reversed
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	n := len(a)
-	var den, one fr.Element
-	one.SetOne()
-	den.Exp(d.FrMultiplicativeGen, big.NewInt(int64(n)))
-	den.Sub(&den, &one).Inverse(&den)
-	if err := parallelRange(ctx, n, max(1<<12, n/(4*nw)), nw, func(s, e int) error {
+	chunk := max(1<<12, n/(4*nw))
+	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
 		for i := s; i < e; i++ {
-			a[i].Mul(&a[i], &b[i]).Sub(&a[i], &c[i]).Mul(&a[i], &den)
+			a[i].Mul(&a[i], &b[i])
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	d.FFTInverse(a, fft.DIF, fft.OnCoset(), opt)
-	// DIF leaves the coefficients in bit-reversed order.
+	d.FFTInverse(a, fft.DIF, fft.OnCoset(), opt) // R's coefficients, bit-reversed like c's
+	var den, one fr.Element
+	one.SetOne()
+	den.Exp(d.FrMultiplicativeGen, big.NewInt(int64(n)))
+	den.Sub(&den, &one).Inverse(&den)
+	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
+		for i := s; i < e; i++ {
+			a[i].Sub(&a[i], &c[i]).Mul(&a[i], &den)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	fft.BitReverse(a)
 	if !a[n-1].IsZero() {
 		// deg(a·b − c) ≤ 2n − 2, so deg h ≤ n − 2: a non-zero top coefficient
