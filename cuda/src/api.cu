@@ -104,7 +104,7 @@ c2g_status c2g_device_info_get(int32_t device, c2g_device_info* out, c2g_error* 
     memset(out, 0, sizeof(*out));
     snprintf(out->name, sizeof(out->name), "%s", p.name);
     out->total_bytes = total;
-    out->free_bytes = fr;
+    out->free_bytes = fr + pool_unused_bytes(device);  // what the pool keeps mapped is free to this process
     out->sm_count = p.multiProcessorCount;
     out->cc_major = p.major;
     out->cc_minor = p.minor;

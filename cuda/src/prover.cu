@@ -2,6 +2,7 @@
 // device pipeline (H, then the five MSMs) and results.
 #include <chrono>
 #include <memory>
+#include <mutex>
 
 #include "prover.cuh"
 #include "staging.cuh"
@@ -69,6 +70,46 @@ static dim3 grid_stride(uint64_t n) {
   if (b > 132 * 64) b = 132 * 64;
   if (b == 0) b = 1;
   return dim3((uint32_t)b);
+}
+
+// ---- device memory pool ----------------------------------------------------------
+
+// A task's memory comes from the device's stream-ordered pool. With the
+// pool's default release threshold (0) every freed task is unmapped and the
+// next one maps its ~20 GB afresh (a 32 GiB partition: 30 of its 53 ms of
+// upload on an H200, perf/cuda.md), so the pool keeps up to the largest
+// task's bytes mapped between tasks: in steady state each task reuses the
+// memory its predecessor freed. C2G_POOL_KEEP=off (environment, read per
+// upload) gives every byte back when a task ends (threshold 0). key_create
+// trims the pool before it allocates, and c2g_device_info_get counts the
+// kept bytes as free, so neither a later key nor a residency decision
+// loses them.
+static std::mutex pool_mu;
+
+void pool_keep(int device, uint64_t task_bytes) {
+  const bool keep = env_on_off("C2G_POOL_KEEP", false) != 0;
+  cudaMemPool_t pool;
+  CK(cudaDeviceGetDefaultMemPool(&pool, device));
+  std::lock_guard<std::mutex> lk(pool_mu);
+  uint64_t cur = 0;
+  CK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &cur));
+  uint64_t want = keep ? (task_bytes > cur ? task_bytes : cur) : 0;
+  if (want != cur) CK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &want));
+}
+
+uint64_t pool_unused_bytes(int device) {
+  cudaMemPool_t pool;
+  CK(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t reserved = 0, used = 0;
+  CK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
+  CK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
+  return reserved > used ? reserved - used : 0;
+}
+
+static void pool_trim(int device) {
+  cudaMemPool_t pool;
+  CK(cudaDeviceGetDefaultMemPool(&pool, device));
+  CK(cudaMemPoolTrimTo(pool, 0));
 }
 
 // ---- key -------------------------------------------------------------------------
@@ -152,6 +193,7 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->num_b = d.num_b;
   k->residency = d.residency;
   k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
+  pool_trim(device);  // memory the pool kept from earlier tasks goes to the key first
   stream_guard sg;
   k->tables.build(k->log_n, sg.s);
   query_ref q[5];
@@ -319,6 +361,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   // C2G_UPLOAD_CODES: unset or "on" uploads coded vectors as their codes,
   // "off" copies every vector whole (a benchmark's comparison)
   const bool use_codes = env_on_off("C2G_UPLOAD_CODES", false) != 0;
+  pool_keep(t->device, t->lay.total);
   cudaStream_t st = t->stream;
   const auto start = std::chrono::steady_clock::now();
   CK(cudaMallocAsync(&t->mem, t->lay.total, st));

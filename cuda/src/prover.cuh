@@ -77,6 +77,11 @@ c2g_key* key_create(int device, const c2g_key_desc& d);
 void key_free(c2g_key* k);
 c2g_task* task_create(int device, c2g_key* key, uint64_t rows);
 uint64_t key_task_bytes(const c2g_key* k, uint64_t rows);
+// The device's stream-ordered pool (prover.cu): pool_keep before a task's
+// allocation sets how much freed memory the pool keeps mapped (C2G_POOL_KEEP);
+// pool_unused_bytes is what it holds mapped and unused now.
+void pool_keep(int device, uint64_t task_bytes);
+uint64_t pool_unused_bytes(int device);
 void task_upload(c2g_task* t, const c2g_witness& w);
 void task_compute(c2g_task* t);
 void task_free(c2g_task* t);

@@ -353,6 +353,32 @@ inline cudaError_t cudaMalloc(void** p, size_t n) {
   return *p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 inline cudaError_t cudaMallocAsync(void** p, size_t n, cudaStream_t) { return cudaMalloc(p, n); }
+// The stream-ordered pool: the emulator's allocations are plain host memory
+// freed at once, so its pool keeps nothing: reserved and used read 0 and
+// the release threshold is only remembered.
+typedef struct c2g_emu_mempool* cudaMemPool_t;
+enum cudaMemPoolAttr {
+  cudaMemPoolAttrReleaseThreshold = 4,
+  cudaMemPoolAttrReservedMemCurrent = 5,
+  cudaMemPoolAttrUsedMemCurrent = 7,
+};
+inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t* pool, int) {
+  *pool = nullptr;
+  return cudaSuccess;
+}
+inline uint64_t& c2g_emu_pool_threshold() {
+  static uint64_t v = 0;
+  return v;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr a, void* v) {
+  if (a == cudaMemPoolAttrReleaseThreshold) c2g_emu_pool_threshold() = *(uint64_t*)v;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t, cudaMemPoolAttr a, void* v) {
+  *(uint64_t*)v = a == cudaMemPoolAttrReleaseThreshold ? c2g_emu_pool_threshold() : 0;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t, size_t) { return cudaSuccess; }
 inline cudaError_t cudaFree(void* p) {
   c2g_emu::release(p);
   return cudaSuccess;

@@ -58,6 +58,7 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 		{"C2G_NTT_PASS_BITS", "six", "want an integer in [7, ", ntt},
 		{"C2G_UPLOAD_THREADS", "0", "want an integer in [1, 64]", upload},
 		{"C2G_UPLOAD_CODES", "auto", "want on or off", upload},
+		{"C2G_POOL_KEEP", "all", "want on or off", upload},
 	} {
 		t.Run(c.knob+"="+c.bad, func(t *testing.T) {
 			t.Setenv(c.knob, c.bad)
@@ -72,4 +73,6 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 	require.NoError(t, msm())
 	t.Setenv("C2G_NTT_STEP", "2")
 	require.NoError(t, ntt())
+	t.Setenv("C2G_POOL_KEEP", "off")
+	require.NoError(t, upload())
 }
