@@ -26,11 +26,14 @@
 //     buckets give T_s = sum_j (j+1) B_{sL+j} and R_s = sum_j B_{sL+j}
 //     (running sums, one thread each), then T_s + (sL) R_s (a short
 //     double-and-add, one thread each) and a tree sum. Windows go from the
-//     top down and the Horner step (2^c acc + window sum) follows each
-//     window's reduction, all on a second stream: these kernels have few
-//     threads and long serial chains, so they run alongside the next
-//     window's sort and accumulation instead of after it. Two bucket arrays
-//     alternate between the windows.
+//     top down and the Horner steps (2^c acc + window sum) follow, all on a
+//     second stream: these kernels have long serial chains, so they run
+//     alongside the next windows' sort and accumulation instead of after
+//     them. The windows are reduced in groups (every kernel launch covers
+//     all the group's windows, so a small MSM's reduction fills the GPU
+//     instead of a few SMs per window): the bucket pool holds two groups
+//     of G windows' buckets, G as many as MSM_RED_POOL_BYTES allow, and the
+//     two groups alternate.
 //  2'. Batch-affine accumulation (large tails, C2G_MSM_AFFINE): each
 //     bucket's sorted run is cut into chunks of MSM_CHUNK points, and a
 //     chunk is summed in affine coordinates, one point per round, where
@@ -57,6 +60,7 @@ constexpr uint32_t MSM_SLICE_MIN = 8;    // points per accumulation slice (small
 constexpr uint32_t MSM_SLICE_MAX = 64;   // ... and for large ones
 constexpr uint32_t MSM_ONES_CHUNK = 64;  // points per thread when summing the ones
 constexpr uint32_t MSM_RED_L = 16;       // buckets per reduction segment (one thread each)
+constexpr uint64_t MSM_RED_POOL_BYTES = 512ull << 20;  // the bucket pool (two groups of windows) up to this
 constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 26;        // the widest window (C2G_MSM_WINDOW_BITS may force it)
 constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
@@ -82,6 +86,17 @@ inline msm_window_plan msm_plan_for(uint32_t c) {
   p.M = 1u << (c - 1);
   p.S = (p.M + MSM_RED_L - 1) / MSM_RED_L;
   return p;
+}
+
+// Windows per reduction group (step 3): as many as half the bucket pool
+// holds, at most all of them; C2G_MSM_RED_GROUP (environment, 1 … 64,
+// read on each MSM) asks for fewer (1: one window at a time, as before
+// the groups).
+inline uint32_t msm_red_group(const msm_window_plan& p, uint64_t bucket_points) {
+  uint64_t g = bucket_points / 2 / p.M;
+  const uint32_t forced = (uint32_t)env_int("C2G_MSM_RED_GROUP", 1, 64, 0);
+  if (forced && forced < g) g = forced;
+  return g < 1 ? 1 : (g < p.W ? (uint32_t)g : p.W);
 }
 
 // Points per accumulation slice for n points: large enough that the
@@ -183,7 +198,8 @@ struct msm_scratch {
   class_ptrs idx, cnt, off;
   uint32_t *keys0, *keys1, *vals0, *vals1;
   uint32_t *bstart, *bend;
-  P *buckets[2], *run_first, *run_last, *ones_sum;
+  P *buckets, *run_first, *run_last, *ones_sum;
+  uint64_t bucket_points = 0;  // entries of buckets: two groups of windows (msm_red_group)
   // batch-affine (affine_ok): per bucket chunk counts and their exclusive
   // sum (M + 1), the chunks' points (MSM_CHUNK rows: row r holds point r
   // of every chunk, as vals entries) and keys, chunk sums, prefix products
@@ -220,12 +236,19 @@ struct msm_scratch {
     vals1 = a.take_n<uint32_t>(nn);
     bstart = a.take_n<uint32_t>(pm.M);
     bend = a.take_n<uint32_t>(pm.M);
-    buckets[0] = a.take_n<P>(pm.M);
-    buckets[1] = a.take_n<P>(pm.M);
+    // two windows' buckets at least, MSM_RED_POOL_BYTES' worth where that
+    // is more, but no more than two groups of every window (W M grows with
+    // c, so c_max bounds every window the MSM may use)
+    const uint64_t all = 2ull * pm.W * pm.M, pool = MSM_RED_POOL_BYTES / sizeof(P);
+    bucket_points = all < pool ? all : pool;
+    if (bucket_points < 2ull * pm.M) bucket_points = 2ull * pm.M;
+    buckets = a.take_n<P>(bucket_points);
     run_first = a.take_n<P>(max_slices);
     run_last = a.take_n<P>(max_slices);
-    segT = a.take_n<P>(pm.S);
-    segR = a.take_n<P>(pm.S);
+    // a group's segments: G windows of ceil(M / MSM_RED_L) each, at most
+    // bucket_points / 2 / MSM_RED_L + G (G <= 64 windows)
+    segT = a.take_n<P>(bucket_points / 2 / MSM_RED_L + 64);
+    segR = a.take_n<P>(bucket_points / 2 / MSM_RED_L + 64);
     horner = a.take_n<P>(1);
     ones_sum = a.take_n<P>(1);
     affine_ok = msm_affine_for(n);
@@ -399,14 +422,21 @@ __global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_bucket_fixup(const 
   buckets[b] = acc;
 }
 
-// One thread per segment of MSM_RED_L buckets: T[s] = sum_j (j+1) B[sL+j]
-// and R[s] = sum_j B[sL+j] (running sums from the top).
+// One thread per segment of MSM_RED_L buckets of each of G windows (the
+// buckets of window g at B + g M, its S segments at T + g S, R + g S):
+// T[s] = sum_j (j+1) B[sL+j] and R[s] = sum_j B[sL+j] (running sums from
+// the top).
 template <class F>
 __global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_segment_sums(const xyzz_t<F>* __restrict__ B, uint32_t M,
-                                                                          xyzz_t<F>* T, xyzz_t<F>* R) {
-  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+                                                                          uint32_t S, uint32_t G, xyzz_t<F>* T,
+                                                                          xyzz_t<F>* R) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= G * S) return;
+  const uint32_t g = i / S, s = i % S;
   const uint32_t lo = s * MSM_RED_L;
-  if (lo >= M) return;
+  B += (uint64_t)g * M;
+  T += (uint64_t)g * S;
+  R += (uint64_t)g * S;
   const uint32_t hi = lo + MSM_RED_L < M ? lo + MSM_RED_L : M;
   xyzz_t<F> running = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
   for (uint32_t j = hi; j-- > lo;) {
@@ -417,29 +447,31 @@ __global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_segment_sums(const 
   R[s] = running;
 }
 
-// T[s] += (s * MSM_RED_L) R[s]: the segment's weight offset.
+// T[s] += (s * MSM_RED_L) R[s]: the segment's weight offset (G windows
+// of S segments each).
 template <class F>
 __global__ void __launch_bounds__(128, C2G_RED_MIN_BLOCKS) k_segment_offsets(xyzz_t<F>* T, const xyzz_t<F>* R,
-                                                                             uint32_t S) {
-  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s == 0 || s >= S) return;
-  xyzz_t<F> acc = T[s];
-  acc.add(R[s].mul_u64((uint64_t)s * MSM_RED_L));
-  T[s] = acc;
+                                                                             uint32_t S, uint32_t G) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t s = i % S;
+  if (s == 0 || i >= G * S) return;
+  xyzz_t<F> acc = T[i];
+  acc.add(R[i].mul_u64((uint64_t)s * MSM_RED_L));
+  T[i] = acc;
 }
 
-// Horner step over the windows (top window first): acc = 2^c acc + *wsum,
-// or acc = *wsum for the first.
+// Horner steps over G windows, the top one first (window sums at wsum[g
+// S]): acc = 2^c acc + window sum, starting from the first window's sum
+// when first.
 template <class F>
-__global__ void k_horner_step(xyzz_t<F>* acc, const xyzz_t<F>* wsum, uint32_t c, bool first) {
+__global__ void k_horner_steps(xyzz_t<F>* acc, const xyzz_t<F>* wsum, uint32_t S, uint32_t G, uint32_t c,
+                               bool first) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  if (first) {
-    *acc = *wsum;
-    return;
+  xyzz_t<F> a = first ? wsum[0] : *acc;
+  for (uint32_t g = first ? 1 : 0; g < G; g++) {
+    for (uint32_t k = 0; k < c; k++) a = a.dbl();
+    a.add(wsum[(uint64_t)g * S]);
   }
-  xyzz_t<F> a = *acc;
-  for (uint32_t k = 0; k < c; k++) a = a.dbl();
-  a.add(*wsum);
   *acc = a;
 }
 
@@ -637,18 +669,21 @@ void tree_sum(xyzz_t<F>* data, uint32_t stride, uint32_t groups, uint32_t cnt, c
   }
 }
 
-// bucket_reduce folds window sum_b (b+1) B[b] (b < M) into the Horner
-// accumulator s.horner (see the plan at the top), on stream st.
+// bucket_reduce folds the window sums sum_b (b+1) B[g M + b] (b < M) of G
+// consecutive windows, the top one first, into the Horner accumulator
+// s.horner (see the plan at the top), on stream st.
 template <class F>
-void bucket_reduce(msm_scratch<F>& s, const xyzz_t<F>* B, uint32_t M, uint32_t c, bool first, cudaStream_t st) {
+void bucket_reduce(msm_scratch<F>& s, const xyzz_t<F>* B, uint32_t M, uint32_t G, uint32_t c, bool first,
+                   cudaStream_t st) {
   const uint32_t S = ceil_div_u32(M, MSM_RED_L);
-  C2G_LAUNCH(k_segment_sums<F>, grid_for(S, 128), 128, 0, st, B, M, s.segT, s.segR);
+  const uint64_t threads = (uint64_t)G * S;
+  C2G_LAUNCH(k_segment_sums<F>, grid_for(threads, 128), 128, 0, st, B, M, S, G, s.segT, s.segR);
   CK_LAUNCH("k_segment_sums");
-  C2G_LAUNCH(k_segment_offsets<F>, grid_for(S, 128), 128, 0, st, s.segT, s.segR, S);
+  C2G_LAUNCH(k_segment_offsets<F>, grid_for(threads, 128), 128, 0, st, s.segT, s.segR, S, G);
   CK_LAUNCH("k_segment_offsets");
-  tree_sum<F>(s.segT, 0, 1, S, st);
-  C2G_LAUNCH(k_horner_step<F>, 1, 1, 0, st, s.horner, s.segT, c, first);
-  CK_LAUNCH("k_horner_step");
+  tree_sum<F>(s.segT, S, G, S, st);
+  C2G_LAUNCH(k_horner_steps<F>, 1, 1, 0, st, s.horner, s.segT, S, G, c, first);
+  CK_LAUNCH("k_horner_steps");
 }
 
 // The reduction stream of one msm_run and its events, released on every
@@ -799,9 +834,14 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
   const uint32_t slices = ceil_div_u32(n2, K);
   if (slices > s.max_slices) throw error(C2G_ERR_INTERNAL, 0, "msm: slice scratch too small");
   msm_side_stream side;
+  const uint32_t G = msm_red_group(p, s.bucket_points);
   for (uint32_t wi = 0; wi < p.W; wi++) {
     if (cancel) cancel->check();
-    const uint32_t w = p.W - 1 - wi, b = wi & 1;  // top window first (Horner order)
+    const uint32_t w = p.W - 1 - wi;  // top window first (Horner order)
+    // window wi's buckets: slot wi % G of group wi / G, in half b of the pool
+    const uint32_t grp = wi / G, slot = wi % G, b = grp & 1;
+    xyzz_t<F>* const half = s.buckets + (uint64_t)b * G * p.M;
+    xyzz_t<F>* const buckets = half + (uint64_t)slot * p.M;
     C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, s.idx.of(MSM_CLS_OTHER), n2, c, w, s.keys0, s.vals0);
     CK_LAUNCH("k_digits");
     cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
@@ -823,9 +863,9 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
       xb = s.ch_sum, xkeys = s.ch_key, xvals = nullptr, xstart = s.ch_off, xend = s.ch_off + 1;
       xK = msm_slice_for(xn), xslices = ceil_div_u32(xn, xK);
     }
-    if (wi >= 2) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // buckets[b] reduced: free again
+    if (grp >= 2 && slot == 0) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // half b reduced: free again
     if (xslices > 0) {
-      C2G_LAUNCH(k_accumulate<F>, grid_for(xslices, 128), 128, 0, st, xb, xkeys, xvals, xn, xK, p.M, s.buckets[b],
+      C2G_LAUNCH(k_accumulate<F>, grid_for(xslices, 128), 128, 0, st, xb, xkeys, xvals, xn, xK, p.M, buckets,
                  s.run_first, s.run_last);
       CK_LAUNCH("k_accumulate");
     }
@@ -836,15 +876,16 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
       CK_LAUNCH("k_slice_tree");
     }
     C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, xstart, xend, xn, xK, p.M, s.run_first,
-               s.run_last, s.buckets[b]);
+               s.run_last, buckets);
     CK_LAUNCH("k_bucket_fixup");
+    if (slot + 1 < G && wi + 1 < p.W) continue;  // the group is not full yet
     CK(cudaEventRecord(side.filled[b], st));
     CK(cudaStreamWaitEvent(side.rs, side.filled[b], 0));
-    bucket_reduce<F>(s, s.buckets[b], p.M, c, wi == 0, side.rs);
+    bucket_reduce<F>(s, half, p.M, slot + 1, c, grp == 0, side.rs);
     CK(cudaEventRecord(side.reduced[b], side.rs));
   }
-  // the last window's reduction is the side stream's last work
-  CK(cudaStreamWaitEvent(st, side.reduced[(p.W - 1) & 1], 0));
+  // the last group's reduction is the side stream's last work
+  CK(cudaStreamWaitEvent(st, side.reduced[((p.W - 1) / G) & 1], 0));
   C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, s.horner, extra, out);
   CK_LAUNCH("k_add_to");
 }

@@ -54,6 +54,7 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 		{"C2G_MSM_WINDOW_BITS", "20x", "want an integer in [", msm},
 		{"C2G_MSM_WINDOW_BITS", "99", "want an integer in [", msm},
 		{"C2G_MSM_AFFINE", "yes", "want on, off or auto", msm},
+		{"C2G_MSM_RED_GROUP", "0", "want an integer in [1, 64]", msm},
 		{"C2G_NTT_STEP", "4", "want an integer in [2, 3]", ntt},
 		{"C2G_NTT_PASS_BITS", "six", "want an integer in [7, ", ntt},
 		{"C2G_UPLOAD_THREADS", "0", "want an integer in [1, 64]", upload},

@@ -97,3 +97,37 @@ func TestMSMBatchAffine(t *testing.T) {
 	// takes ~4x longer per point batch-affine (its 4-bit windows)
 	t.Run("one-bucket", func(t *testing.T) { oneBucketPatterns(t, sized([]int{3, 64, 777}, []int{3, 64, 200})) })
 }
+
+// TestMSMReductionGroups runs the bucket reduction in groups of windows of
+// every size — one window at a time, groups that do not divide the window
+// count (a short last group, both halves of the bucket pool alternating),
+// all windows in one group — through C2G_MSM_RED_GROUP, in G1 and G2, and
+// on the GPU also in the groups the pool's size makes for wide windows
+// (C2G_MSM_WINDOW_BITS 20 in G1, 18 in G2), each against gnark-crypto.
+func TestMSMReductionGroups(t *testing.T) {
+	lib, dev := gpu(t)
+	pts1, pts2 := randomPointsG1(sized(3000, 300)), randomPointsG2(sized(1000, 100))
+	sc := randomScalars(len(pts1))
+	want1 := naiveG1(pts1, sc)
+	want2 := naiveG2(pts2, sc[:len(pts2)])
+	t.Setenv("C2G_MSM_WINDOW_BITS", "8") // 32 windows
+	for _, g := range []string{"1", "3", "7", "64"} {
+		t.Setenv("C2G_MSM_RED_GROUP", g)
+		got1, st := gpuMSMG1(t, lib, dev, pts1, sc)
+		require.Equal(t, 8, st.WindowBits)
+		require.True(t, got1.Equal(&want1), "g1, %s windows per group", g)
+		got2, _ := gpuMSMG2(t, lib, dev, pts2, sc[:len(pts2)])
+		require.True(t, got2.Equal(&want2), "g2, %s windows per group", g)
+	}
+	if testLibEmu {
+		t.Log("the pool-sized groups of 2^17+ buckets per window run on a GPU only (too slow for the CPU emulator)")
+		return
+	}
+	t.Setenv("C2G_MSM_RED_GROUP", "")
+	t.Setenv("C2G_MSM_WINDOW_BITS", "20")
+	got1, _ := gpuMSMG1(t, lib, dev, pts1, sc)
+	require.True(t, got1.Equal(&want1), "g1 at c = 20 (groups of 2 windows)")
+	t.Setenv("C2G_MSM_WINDOW_BITS", "18")
+	got2, _ := gpuMSMG2(t, lib, dev, pts2, sc[:len(pts2)])
+	require.True(t, got2.Equal(&want2), "g2 at c = 18 (groups of 5 windows)")
+}
