@@ -26,6 +26,20 @@ if ! command -v go >/dev/null 2>&1; then
   exit 3
 fi
 mkdir -p "$(dirname "$out")"
+# One build at a time: a second caller (scripts/test.sh starts the build
+# beside the tests, and the end-to-end test asks for the binary too) waits
+# for the first and then takes its binary.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$out.lock"
+  if ! flock -n 9; then
+    echo "build-jaeger: another build of $out is running; waiting for it" >&2
+    flock 9
+  fi
+  if [ -x "$out" ]; then
+    echo "$out"
+    exit 0
+  fi
+fi
 cd "$root/tools/jaeger"
 echo "build-jaeger: downloading modules of jaeger $version (tools/jaeger)" >&2
 if ! go mod download >&2; then

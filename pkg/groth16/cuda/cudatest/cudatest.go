@@ -1,21 +1,27 @@
 // Package cudatest gives tests a libc2groth16 to load: the one named by
 // $C2G_CUDA_LIB (a real GPU build, or an emulator build), else the CPU
 // emulator built from the repository's sources with g++ (docs/cuda.md, "The
-// CPU emulator"), once per test process. pkg/groth16/cuda's own tests and
+// CPU emulator"), once per set of sources: the build is kept in the user's
+// cache folder under a hash of the sources and the compiler's command, and
+// test processes that start together build it once between them. pkg/groth16/cuda's own tests and
 // every package that runs a prover on the cuda backend (worker/node) use
 // it. It does not import pkg/groth16/cuda, so that package's internal tests
 // may import it.
 package cudatest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -41,11 +47,11 @@ var (
 	once    sync.Once
 	libPath string
 	libErr  error
-	tmpDir  string
 )
 
-// LibraryPath returns $C2G_CUDA_LIB when set, else builds the CPU emulator
-// (once per process; Cleanup removes it) and returns its path. Errors:
+// LibraryPath returns $C2G_CUDA_LIB when set, else the CPU emulator of the
+// sources as they are (built when no test process built it before) and its
+// path. Errors:
 // ErrOff, ErrNoCompiler (skips), or the build's error — a source g++
 // cannot compile, a defect that must fail the tests.
 func LibraryPath() (string, error) {
@@ -84,11 +90,24 @@ func Library(t testing.TB) string {
 	return ""
 }
 
-// Cleanup removes the emulator built by LibraryPath (call it from
-// TestMain after m.Run).
+// Cleanup is called from TestMain after m.Run. The emulator's build stays
+// in the cache for the next test process (the key names its sources); it
+// removes the cache's builds of other sources than these.
 func Cleanup() {
-	if tmpDir != "" {
-		os.RemoveAll(tmpDir)
+	if libPath == "" || os.Getenv(EnvLibrary) != "" {
+		return
+	}
+	keep := filepath.Dir(libPath)
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(keep), "*"))
+	for _, d := range old {
+		if d != keep && !strings.HasSuffix(d, ".lock") && strings.HasPrefix(filepath.Base(d), "emu-") {
+			unlock, err := lockFile(d + ".lock")
+			if err != nil {
+				continue
+			}
+			os.RemoveAll(d)
+			unlock()
+		}
 	}
 }
 
@@ -118,8 +137,55 @@ func sourceRoot() (string, error) {
 	}
 }
 
-// buildEmulator compiles the library's sources with g++ against the CPU
-// emulation of the CUDA runtime (cuda/test/emu) and returns its path.
+// emulatorFlags is g++'s command for one unit, less its file names.
+func emulatorFlags(root string) []string {
+	return []string{"-x", "c++", "-std=c++17", "-O1", "-fPIC", "-I", filepath.Join(root, "test", "emu")}
+}
+
+// sourceKey hashes what the emulator is built from: every file under src/
+// and test/emu/, the compiler and its flags.
+func sourceKey(cxx, root string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%q\x00", cxx, emulatorFlags("."))
+	for _, dir := range []string{"src", filepath.Join("test", "emu")} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+			h.Write(b)
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24], nil
+}
+
+// lockFile takes an exclusive lock on path (created when missing) and
+// returns its release.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// buildEmulator returns the cached emulator of the sources under cuda/, or
+// compiles them with g++ against the CPU emulation of the CUDA runtime
+// (cuda/test/emu) into the cache — under a lock, so that test processes
+// that ask at once (go test runs packages side by side) build it once.
 func buildEmulator() (string, error) {
 	cxx, err := exec.LookPath("g++")
 	if err != nil {
@@ -129,14 +195,51 @@ func buildEmulator() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tmpDir, err = os.MkdirTemp("", "c2g-emu-")
+	key, err := sourceKey(cxx, root)
+	if err != nil {
+		return "", fmt.Errorf("cudatest: hash the emulator's sources: %w", err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "c2cluster", "c2g-emu", "emu-"+key)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lockFile(dir + ".lock")
+	if err != nil {
+		return "", fmt.Errorf("cudatest: lock the emulator's cache: %w", err)
+	}
+	defer unlock()
+	lib := filepath.Join(dir, "libc2groth16_emu.so")
+	if _, err := os.Stat(lib); err == nil {
+		return lib, nil
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
 	if err != nil {
 		return "", err
 	}
-	// every .cu file of src/ is one unit, as for cuda/build.sh
+	defer os.RemoveAll(tmp)
+	if err := compileEmulator(cxx, root, tmp); err != nil {
+		return "", err
+	}
+	// the finished build appears whole, under its key
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", err
+	}
+	return lib, nil
+}
+
+// compileEmulator builds libc2groth16_emu.so in dir: every .cu file of
+// src/ is one unit, as for cuda/build.sh, compiled side by side.
+func compileEmulator(cxx, root, dir string) error {
 	sources, err := filepath.Glob(filepath.Join(root, "src", "*.cu"))
 	if err != nil || len(sources) == 0 {
-		return "", fmt.Errorf("no CUDA sources under %s: %v", filepath.Join(root, "src"), err)
+		return fmt.Errorf("no CUDA sources under %s: %v", filepath.Join(root, "src"), err)
 	}
 	units := make([]string, len(sources))
 	for i, f := range sources {
@@ -148,8 +251,8 @@ func buildEmulator() (string, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := exec.Command(cxx, "-x", "c++", "-std=c++17", "-O1", "-fPIC", "-I", filepath.Join(root, "test", "emu"),
-				"-c", filepath.Join(root, "src", u+".cu"), "-o", filepath.Join(tmpDir, u+".o")).CombinedOutput()
+			args := append(emulatorFlags(root), "-c", filepath.Join(root, "src", u+".cu"), "-o", filepath.Join(dir, u+".o"))
+			out, err := exec.Command(cxx, args...).CombinedOutput()
 			if err != nil {
 				errs[i] = fmt.Errorf("g++ %s.cu: %v: %s", u, err, out)
 			}
@@ -157,15 +260,17 @@ func buildEmulator() (string, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return "", err
+		return err
 	}
-	lib := filepath.Join(tmpDir, "libc2groth16_emu.so")
-	args := []string{"-shared", "-o", lib}
+	args := []string{"-shared", "-o", filepath.Join(dir, "libc2groth16_emu.so")}
 	for _, u := range units {
-		args = append(args, filepath.Join(tmpDir, u+".o"))
+		args = append(args, filepath.Join(dir, u+".o"))
 	}
 	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("link emulator: %v: %s", err, out)
+		return fmt.Errorf("link emulator: %v: %s", err, out)
 	}
-	return lib, nil
+	for _, u := range units {
+		os.Remove(filepath.Join(dir, u+".o"))
+	}
+	return nil
 }
