@@ -3,6 +3,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "prover.cuh"
 #include "staging.cuh"
@@ -232,15 +233,31 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
 
 // ---- task memory plan ----------------------------------------------------------
 
-static uint64_t g1_msm_max(const c2g_key* k) {
-  uint64_t m = k->domain - 1;
-  if (k->num_aux > m) m = k->num_aux;
+// the largest G1 MSM of L, A and B; g1_msm_max: with H's
+static uint64_t g1_msm_max_lab(const c2g_key* k) {
+  uint64_t m = k->num_aux;
   if (k->num_a > m) m = k->num_a;
   if (k->num_b > m) m = k->num_b;
   return m;
 }
 
-static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
+static uint64_t g1_msm_max(const c2g_key* k) {
+  uint64_t m = g1_msm_max_lab(k);
+  return k->domain - 1 > m ? k->domain - 1 : m;
+}
+
+// C2G_OVERLAP=on|off (environment, read when a task is created or sized):
+// on (the default) runs the L, A and B MSMs beside H and the H MSM — on a
+// second stream from a second host thread, in their own scratch (region Y,
+// more device memory per task) — so that each fills the other's idle
+// multiprocessors (the reductions' small launches, the NTT passes' tails).
+// Device residency only: pinned parameters stream through one pair of
+// staging buffers, so their MSMs run one after another.
+static bool overlap_for(const c2g_key* k) {
+  return env_on_off("C2G_OVERLAP", false) != 0 && k->residency == C2G_RESIDENCY_DEVICE;
+}
+
+static void plan_task(const c2g_key* k, arena& a, task_layout& L, bool overlap) {
   const uint64_t n = k->domain;
   const bool pinned = k->residency == C2G_RESIDENCY_PINNED;
   L.aux = a.take_n<fr_t>(k->num_aux);
@@ -258,8 +275,16 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   // (during the upload only: the codes of the vectors uploaded coded)
   L.codes = hx.take_n<uint8_t>(3 * n + k->num_aux);
   L.code_others = hx.take_n<uint32_t>(4);
-  // region X, phase 2: the MSMs
+  // region X, phase 2: the H MSM (device residency; pinned: in region Y,
+  // which holds the staging buffers)
+  arena hm = a;
+  if (!pinned) {
+    L.hmsm_bytes = msm_scratch_bytes<fp_t>(n - 1);
+    L.hmsm_base = (char*)hm.take(L.hmsm_bytes);
+  }
+  // region Y: the other MSMs (and the H MSM when pinned)
   arena mx = a;
+  if (overlap) mx.used = hx.used > hm.used ? hx.used : hm.used;
   uint64_t dense_n = k->num_a > k->num_b ? k->num_a : k->num_b;
   L.dense = mx.take_n<fr_t>(dense_n);
   uint64_t words = words_for(k->num_aux > k->num_inputs ? k->num_aux : k->num_inputs);
@@ -268,7 +293,7 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   L.scan_bytes = 0;
   CK(cub::DeviceScan::ExclusiveSum(nullptr, L.scan_bytes, L.word_cnt, L.word_pre, (int)(words + 1), (cudaStream_t)0));
   L.scan_temp = mx.take(L.scan_bytes);
-  uint64_t g1n = g1_msm_max(k), g2n = k->num_b;
+  uint64_t g1n = pinned ? g1_msm_max(k) : g1_msm_max_lab(k), g2n = k->num_b;
   if (pinned) {
     if (g1n > k->stream_chunk) g1n = k->stream_chunk;
     if (g2n > k->stream_chunk) g2n = k->stream_chunk;
@@ -282,7 +307,12 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L) {
   uint64_t s1 = msm_scratch_bytes<fp_t>(g1n), s2 = msm_scratch_bytes<fp2_t>(g2n);
   L.msm_bytes = s1 > s2 ? s1 : s2;
   L.msm_base = (char*)mx.take(L.msm_bytes);
+  if (pinned) {
+    L.hmsm_base = L.msm_base;
+    L.hmsm_bytes = L.msm_bytes;
+  }
   a.used = hx.used > mx.used ? hx.used : mx.used;
+  if (hm.used > a.used) a.used = hm.used;
   L.total = a.used + 256;
 }
 
@@ -297,9 +327,11 @@ c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
   t->rows = rows;
   CK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&t->copy_stream, cudaStreamNonBlocking));
+  t->overlap = overlap_for(key);
+  if (t->overlap) CK(cudaStreamCreateWithFlags(&t->side_stream, cudaStreamNonBlocking));
   for (auto& e : t->ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   arena a;
-  plan_task(key, a, t->lay);
+  plan_task(key, a, t->lay, t->overlap);
   return t.release();
 }
 
@@ -314,7 +346,7 @@ uint64_t key_task_bytes(const c2g_key* k, uint64_t rows) {
   (void)rows;  // the plan depends on the key's shape only
   arena a;
   task_layout L;
-  plan_task(k, a, L);
+  plan_task(k, a, L, overlap_for(k));
   uint64_t b = L.total < kPoolMinBytes ? kPoolMinBytes : L.total;
   return (b + kPoolPageBytes - 1) / kPoolPageBytes * kPoolPageBytes;
 }
@@ -328,6 +360,7 @@ void task_free(c2g_task* t) {
   for (auto& e : t->ev)
     if (e) cudaEventDestroy(e);
   if (t->copy_stream) cudaStreamDestroy(t->copy_stream);
+  if (t->side_stream) cudaStreamDestroy(t->side_stream);
   if (t->stream) cudaStreamDestroy(t->stream);
   delete t;
 }
@@ -368,7 +401,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   arena a;
   a.base = (char*)t->mem;
   a.size = t->lay.total;
-  plan_task(k, a, t->lay);
+  plan_task(k, a, t->lay, t->overlap);
   task_layout& L = t->lay;
   const uint64_t fb = sizeof(fr_t);
   if (rows < n) {
@@ -442,29 +475,30 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
 // ---- compute ---------------------------------------------------------------------
 
 template <class F>
-static void run_msm(c2g_task* t, const affine_t<F>* bases, const fr_t* sc, uint64_t n, xyzz_t<F>* out) {
+static void run_msm(c2g_task* t, char* base, uint64_t bytes, const affine_t<F>* bases, const fr_t* sc, uint64_t n,
+                    xyzz_t<F>* out, cudaStream_t st) {
   task_layout& L = t->lay;
   arena a;
-  a.base = L.msm_base;
-  a.size = L.msm_bytes;
+  a.base = base;
+  a.size = bytes;
   msm_scratch<F> s;
   const c2g_key* k = t->key;
   if (k->residency == C2G_RESIDENCY_PINNED) {
     s.layout(a, n < k->stream_chunk ? n : k->stream_chunk);
     msm_streamed<F>(bases, sc, n, s, (affine_t<F>*)L.stage[0], (affine_t<F>*)L.stage[1], k->stream_chunk,
-                    (xyzz_t<F>*)L.chunk_out, out, t->stream, t->copy_stream, t->ev, nullptr, &t->cancel);
+                    (xyzz_t<F>*)L.chunk_out, out, st, t->copy_stream, t->ev, nullptr, &t->cancel);
   } else {
     s.layout(a, n);
-    msm_run<F>(bases, sc, n, s, out, t->stream, nullptr, &t->cancel);
+    msm_run<F>(bases, sc, n, s, out, st, nullptr, &t->cancel);
   }
 }
 
 // Builds the dense scalars of a query: dst[dst_off + rank(i)] = src[i] for
 // the set bits of w (n bits).
-static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w, fr_t* dst, uint64_t dst_off) {
+static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w, fr_t* dst, uint64_t dst_off,
+                    cudaStream_t st) {
   if (n == 0) return;
   task_layout& L = t->lay;
-  cudaStream_t st = t->stream;
   uint64_t words = words_for(n);
   C2G_LAUNCH(k_popc_words, grid_for(words + 1, 256), 256, 0, st, w, words, L.word_cnt);
   CK_LAUNCH("k_popc_words");
@@ -474,19 +508,11 @@ static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w,
   CK_LAUNCH("k_dense_scatter");
 }
 
-void task_compute(c2g_task* t) {
-  if (!t->uploaded) throw_invalid("compute: task not uploaded");
-  if (t->computed) throw_invalid("compute: task already computed");
-  if (t->failed) throw_invalid("compute: an earlier compute of this task failed; its buffers are spent");
+// H and its MSM on st: h's coefficients from a, b and c, then sum h_i·H_i.
+static void compute_h_part(c2g_task* t, cudaStream_t st, event_pair& e_h, event_pair& e_mh) {
   const c2g_key* k = t->key;
   task_layout& L = t->lay;
-  cudaStream_t st = t->stream;
   const uint64_t n = k->domain;
-  event_pair e_all, e_h, e_mh, e_ml, e_ma, e_mb1, e_mb2;
-  e_all.start(st);
-  t->cancel.check();
-
-  // H
   e_h.start(st);
   compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
   fr_t top;
@@ -496,8 +522,18 @@ void task_compute(c2g_task* t) {
   if (!top.is_zero())
     throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
   t->cancel.check();
+  e_mh.start(st);
+  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, n - 1, L.res_g1 + 0, st);
+  e_mh.stop(st);
+  t->cancel.check();
+}
 
-  // scalars to canonical form
+// The L, A and B MSMs on st (with the aux and input scalars made canonical
+// first), in region Y.
+static void compute_lab_part(c2g_task* t, cudaStream_t st, event_pair& e_ml, event_pair& e_ma, event_pair& e_mb1,
+                             event_pair& e_mb2) {
+  const c2g_key* k = t->key;
+  task_layout& L = t->lay;
   if (k->num_aux) {
     C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_aux), 256, 0, st, L.aux, L.aux, k->num_aux);
     CK_LAUNCH("k_fr_from_mont");
@@ -505,33 +541,79 @@ void task_compute(c2g_task* t) {
   C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
   CK_LAUNCH("k_fr_from_mont");
 
-  e_mh.start(st);
-  run_msm<fp_t>(t, k->h, L.hvec, n - 1, L.res_g1 + 0);
-  e_mh.stop(st);
-  t->cancel.check();
-
   e_ml.start(st);
-  run_msm<fp_t>(t, k->l, L.aux, k->num_aux, L.res_g1 + 1);
+  run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->l, L.aux, k->num_aux, L.res_g1 + 1, st);
   e_ml.stop(st);
   t->cancel.check();
 
   e_ma.start(st);
   CK(cudaMemcpyAsync(L.dense, L.input, k->num_inputs * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
-  densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs);
-  run_msm<fp_t>(t, k->a, L.dense, k->num_a, L.res_g1 + 2);
+  densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs, st);
+  run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->a, L.dense, k->num_a, L.res_g1 + 2, st);
   e_ma.stop(st);
   t->cancel.check();
 
   e_mb1.start(st);
-  densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0);
-  densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs);
-  run_msm<fp_t>(t, k->bg1, L.dense, k->num_b, L.res_g1 + 3);
+  densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0, st);
+  densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs, st);
+  run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->bg1, L.dense, k->num_b, L.res_g1 + 3, st);
   e_mb1.stop(st);
   t->cancel.check();
 
   e_mb2.start(st);
-  run_msm<fp2_t>(t, k->bg2, L.dense, k->num_b, L.res_g2);
+  run_msm<fp2_t>(t, L.msm_base, L.msm_bytes, k->bg2, L.dense, k->num_b, L.res_g2, st);
   e_mb2.stop(st);
+}
+
+void task_compute(c2g_task* t) {
+  if (!t->uploaded) throw_invalid("compute: task not uploaded");
+  if (t->computed) throw_invalid("compute: task already computed");
+  if (t->failed) throw_invalid("compute: an earlier compute of this task failed; its buffers are spent");
+  task_layout& L = t->lay;
+  cudaStream_t st = t->stream;
+  event_pair e_all, e_h, e_mh, e_ml, e_ma, e_mb1, e_mb2;
+  e_all.start(st);
+  t->cancel.check();
+
+  if (!t->overlap) {
+    compute_h_part(t, st, e_h, e_mh);
+    compute_lab_part(t, st, e_ml, e_ma, e_mb1, e_mb2);
+  } else {
+    // L, A and B from a second host thread (msm_run waits on its stream
+    // for counts), on the side stream after the upload's work on st. The
+    // first failure stops the other part through the task's cancel flag
+    // and is the one reported.
+    event_pair begun;
+    begun.start(st);
+    CK(cudaStreamWaitEvent(t->side_stream, begun.a, 0));
+    std::mutex mu;
+    std::exception_ptr first;
+    auto fail = [&](std::exception_ptr e) {
+      std::lock_guard<std::mutex> lk(mu);
+      if (!first) first = e;
+      t->cancel.flag.store(true, std::memory_order_relaxed);
+    };
+    std::thread side([&]() {
+      try {
+        CK(cudaSetDevice(t->device));
+        compute_lab_part(t, t->side_stream, e_ml, e_ma, e_mb1, e_mb2);
+        CK(cudaStreamSynchronize(t->side_stream));
+      } catch (...) {
+        cudaStreamSynchronize(t->side_stream);
+        fail(std::current_exception());
+      }
+    });
+    try {
+      compute_h_part(t, st, e_h, e_mh);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    side.join();
+    if (first) {
+      cudaStreamSynchronize(st);
+      std::rethrow_exception(first);
+    }
+  }
 
   CK(cudaMemcpyAsync(t->results.h, L.res_g1 + 0, 192, cudaMemcpyDeviceToHost, st));
   CK(cudaMemcpyAsync(t->results.l, L.res_g1 + 1, 192, cudaMemcpyDeviceToHost, st));

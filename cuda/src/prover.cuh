@@ -39,8 +39,10 @@ struct task_layout {
   uint64_t *dens_a, *dens_bi, *dens_ba;
   xyzz_t<fp_t>* res_g1;   // 4 results: h, l, a, b_g1
   xyzz_t<fp2_t>* res_g2;  // 1 result: b_g2
-  // transient region X: H phase (a, c) or MSM phase (dense scalars, scan
-  // temporaries, MSM scratch, staging)
+  // transient region X: H phase (a, c), then the H MSM's scratch; the
+  // other MSMs (dense scalars, scan temporaries, MSM scratch, staging) in
+  // region Y — after X when they run beside the H phase (overlap), else
+  // over X after it
   fr_t *va, *vc;
   uint8_t* codes;         // upload: value codes of a, b, c, aux (3·domain + num_aux bytes)
   uint32_t* code_others;  // upload: values coded OTHER, per vector (4)
@@ -48,8 +50,10 @@ struct task_layout {
   uint32_t *word_cnt, *word_pre;
   void* scan_temp;
   size_t scan_bytes;
-  char* msm_base;
+  char* msm_base;  // region Y: the L, A and B MSMs' scratch
   uint64_t msm_bytes;
+  char* hmsm_base;  // region X after the H phase: the H MSM's scratch
+  uint64_t hmsm_bytes;
   affine_t<fp2_t>* stage[2];  // staging (pinned residency), sized for G2 chunks
   xyzz_t<fp2_t>* chunk_out;   // per-chunk sums (pinned residency)
   uint64_t total;
@@ -62,6 +66,10 @@ struct c2g_task {
   c2g_key* key = nullptr;
   uint64_t rows = 0;
   cudaStream_t stream = nullptr, copy_stream = nullptr;
+  // overlap: the L, A and B MSMs run on side_stream, from a second host
+  // thread, beside H and its MSM (C2G_OVERLAP; device residency only)
+  bool overlap = false;
+  cudaStream_t side_stream = nullptr;
   cudaEvent_t ev[4] = {};
   void* mem = nullptr;
   c2g::task_layout lay{};

@@ -97,8 +97,9 @@ func newTestBackend(t *testing.T, res Residency) *Backend {
 }
 
 // TestProveMatchesCPU proves a test circuit on the GPU (parameters resident
-// and pinned) and requires the CPU backend's bytes with the same r, s, and
-// a proof that verifies.
+// and pinned; resident with the L, A and B MSMs beside H and one after
+// another) and requires the CPU backend's bytes with the same r, s, and a
+// proof that verifies.
 func TestProveMatchesCPU(t *testing.T) {
 	f := getProveFixture(t)
 	ctx := context.Background()
@@ -106,17 +107,21 @@ func TestProveMatchesCPU(t *testing.T) {
 	rnd := fixedRnd(0x1234567, 0x7654321)
 	want := f.cpuProof(t, syn, rnd)
 	for _, c := range []struct {
-		name  string
-		res   Residency
-		chunk int
-		lanes string // C2G_UPLOAD_THREADS: the witness upload's host threads
-	}{{"device", ResidencyDevice, 0, "1"}, {"device-upload-lanes", ResidencyDevice, 0, "5"},
-		{"pinned", ResidencyPinned, 0, ""}, {"pinned-chunks", ResidencyPinned, 1200, ""}} {
+		name   string
+		res    Residency
+		chunk  int
+		lanes  string // C2G_UPLOAD_THREADS: the witness upload's host threads
+		serial bool   // C2G_OVERLAP=off: the MSMs one after another
+	}{{"device", ResidencyDevice, 0, "1", false}, {"device-upload-lanes-serial", ResidencyDevice, 0, "5", true},
+		{"pinned", ResidencyPinned, 0, "", false}, {"pinned-chunks", ResidencyPinned, 1200, "", false}} {
 		res := c.res
 		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
 			if c.lanes != "" {
 				t.Setenv("C2G_UPLOAD_THREADS", c.lanes)
+			}
+			if c.serial {
+				t.Setenv("C2G_OVERLAP", "off")
 			}
 			var last [2]int64
 			// pinned-chunks streams the large queries in two chunks

@@ -18,6 +18,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -26,6 +27,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -105,6 +108,7 @@ func run(args []string, stdout io.Writer) error {
 	partIn := fs.Int("partition-inputs", 328, "partition public inputs")
 	partProfile := fs.String("partition-profile", "porep", "the partition's values: porep (a PoRep partition's, measured by BenchmarkWitnessProfile — aux 85.2 % 0/1, 13.6 % r-1, 1.2 % random; a 98.3 % 0/1, 0.2 % r-1; b 71.8 % 0/1, 27.0 % r-1; c = a∘b) or 85-01 (aux 85 % 0/1, the rest random, a and b random: the profile assumed before it was measured)")
 	partPinned := fs.Bool("partition-pinned", true, "page-lock the partition's witness and give it value codes, as the worker's pooled sets are (the upload sends the codes; C2G_UPLOAD_CODES=off copies the vectors whole); false: upload from ordinary memory through the staging buffers")
+	partSlots := fs.Int("partition-slots", 1, "also prove the partition this many at once (each slot -reps times, after the timed single runs): the GPU's throughput when slots overlap, as a worker's gpu_workers_per_device do without a host to wait for; 1: off")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -131,6 +135,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if *reps < 1 {
 		return fmt.Errorf("reps must be at least 1")
+	}
+	if *partSlots < 1 || *partSlots > 8 {
+		return fmt.Errorf("-partition-slots %d: want 1 to 8", *partSlots)
 	}
 	prof, err := partitionProfileNamed(*partProfile)
 	if err != nil {
@@ -167,7 +174,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *part {
-		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *partPinned, *reps, stdout, add); err != nil {
+		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *partPinned, *reps, *partSlots, stdout, add); err != nil {
 			return err
 		}
 	}
@@ -473,7 +480,7 @@ var partitionProfiles = map[string]partitionProfile{
 		"PoRep profile: aux 85.2% 0/1, 13.6% r-1; a 98.3% 0/1; b 71.8% 0/1, 27.0% r-1"},
 }
 
-func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, pinned bool, reps int, out io.Writer, add func(result)) error {
+func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, pinned bool, reps, slots int, out io.Writer, add func(result)) error {
 	ctx := context.Background()
 	domain := 1 << logN
 	if rows > domain {
@@ -504,28 +511,13 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 	var up, comp, total, hms, mh, ml, ma, mb1, mb2, devUp, devComp []float64
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	for r := 0; r <= reps; r++ {
-		rnd, err := groth16.NewRandomness()
-		if err != nil {
-			return err
-		}
 		start := time.Now()
-		task, err := key.Prepare(ctx, w, rnd)
+		task, err := provePartition(ctx, key, w, func(t groth16.Task) {
+			if r == 0 {
+				fmt.Fprintf(out, "partition: DeviceBytes %d MiB\n", t.DeviceBytes()>>20)
+			}
+		})
 		if err != nil {
-			return err
-		}
-		if r == 0 {
-			fmt.Fprintf(out, "partition: DeviceBytes %d MiB\n", task.DeviceBytes()>>20)
-		}
-		if err := task.Upload(ctx); err != nil {
-			task.Release()
-			return err
-		}
-		if err := task.Compute(ctx); err != nil {
-			task.Release()
-			return err
-		}
-		if _, err := task.Finish(ctx); err != nil {
-			task.Release()
 			return err
 		}
 		el := time.Since(start)
@@ -569,5 +561,74 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 		{"partition_msm_b_g1", mb1}, {"partition_msm_b_g2", mb2}} {
 		add(result{Name: s.name, LogN: logN, N: rows, DeviceMS: median(s.v), WallMS: median(s.v), Reps: reps})
 	}
+	if slots > 1 {
+		return benchPartitionSlots(ctx, key, w, logN, rows, reps, slots, out, add)
+	}
+	return nil
+}
+
+// provePartition runs one task through prepare, upload, compute and finish
+// (prepared, when given, sees it before the upload) and returns it for its
+// timings; the caller releases it.
+func provePartition(ctx context.Context, key groth16.Key, w *groth16.Synthesized, prepared func(groth16.Task)) (groth16.Task, error) {
+	rnd, err := groth16.NewRandomness()
+	if err != nil {
+		return nil, err
+	}
+	task, err := key.Prepare(ctx, w, rnd)
+	if err != nil {
+		return nil, err
+	}
+	if prepared != nil {
+		prepared(task)
+	}
+	if err := task.Upload(ctx); err != nil {
+		task.Release()
+		return nil, err
+	}
+	if err := task.Compute(ctx); err != nil {
+		task.Release()
+		return nil, err
+	}
+	if _, err := task.Finish(ctx); err != nil {
+		task.Release()
+		return nil, err
+	}
+	return task, nil
+}
+
+// benchPartitionSlots proves the partition from `slots` goroutines at once,
+// reps times each, and reports the wall time per partition: what the GPU
+// sustains when tasks overlap (one task's upload and reductions beside
+// another's NTTs and accumulations).
+func benchPartitionSlots(ctx context.Context, key groth16.Key, w *groth16.Synthesized, logN, rows, reps, slots int,
+	out io.Writer, add func(result)) error {
+	errs := make([]error, slots)
+	var done atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for s := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range reps {
+				task, err := provePartition(ctx, key, w, nil)
+				if err != nil {
+					errs[s] = err
+					return
+				}
+				task.Release()
+				fmt.Fprintf(out, "partition slots %d: %d of %d proved (%v)\n", slots, done.Add(1), slots*reps,
+					time.Since(start).Round(time.Millisecond))
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	per := float64(time.Since(start).Microseconds()) / 1000 / float64(slots*reps)
+	add(result{Name: fmt.Sprintf("partition_slots_%d", slots), LogN: logN, N: rows, WallMS: per, Reps: slots * reps,
+		Note: fmt.Sprintf("wall time per partition, %d tasks at once, %d each", slots, reps)})
 	return nil
 }
