@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 6
+#define C2G_ABI_VERSION 7
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -261,6 +261,10 @@ typedef struct c2g_results {
    * and the number of values read from host memory because they were
    * coded C2G_CODE_OTHER */
   uint64_t upload_coded_bytes, upload_other_values;
+  /* 1 when the L, A and B MSMs ran beside H and the H MSM (the key's
+   * overlap, decided at c2g_key_create; C2G_OVERLAP), 0 when one after
+   * another (ABI version 7) */
+  uint32_t msms_overlapped, reserved;
 } c2g_results;
 C2G_API c2g_status c2g_task_results(int32_t device, const c2g_task* task, c2g_results* out, c2g_error* err);
 /* Asks a running c2g_task_compute to stop at its next step (any thread). */

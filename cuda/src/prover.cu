@@ -182,8 +182,20 @@ void key_free(c2g_key* k) {
   delete k;
 }
 
+// key_decide_overlap sets k->overlap (the comment above plan_task) once
+// the key's memory is taken: mode is C2G_OVERLAP (1 on, 0 off, -1 auto).
+static void key_decide_overlap(c2g_key* k, int mode) {
+  k->overlap = mode != 0 && k->residency == C2G_RESIDENCY_DEVICE;
+  if (!k->overlap || mode == 1) return;
+  const uint64_t need = key_task_bytes(k, k->domain);
+  size_t free_b = 0, total_b = 0;
+  CK(cudaMemGetInfo(&free_b, &total_b));
+  k->overlap = free_b + pool_unused_bytes(k->device) >= 2 * need;
+}
+
 c2g_key* key_create(int device, const c2g_key_desc& d) {
   validate_desc(device, d);
+  const int overlap = env_on_off("C2G_OVERLAP", true);
   std::unique_ptr<c2g_key, void (*)(c2g_key*)> k(new c2g_key(), key_free);
   k->device = device;
   k->domain = d.domain;
@@ -228,6 +240,7 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->a = (const g1_affine*)ptrs[2];
   k->bg1 = (const g1_affine*)ptrs[3];
   k->bg2 = (const g2_affine*)ptrs[4];
+  key_decide_overlap(k.get(), overlap);
   return k.release();
 }
 
@@ -246,17 +259,17 @@ static uint64_t g1_msm_max(const c2g_key* k) {
   return k->domain - 1 > m ? k->domain - 1 : m;
 }
 
-// C2G_OVERLAP=on|off (environment, read when a task is created or sized):
-// on (the default) runs the L, A and B MSMs beside H and the H MSM — on a
-// second stream from a second host thread, in their own scratch (region Y,
-// more device memory per task) — so that each fills the other's idle
-// multiprocessors (the reductions' small launches, the NTT passes' tails).
+// Overlap: a task runs the L, A and B MSMs beside H and the H MSM — on a
+// second stream from a second host thread, in their own scratch (region
+// Y: 8.7 GB more per task at the 32 GiB shape) — so that each fills the
+// multiprocessors the other leaves idle (the reductions' small launches,
+// the H MSM's serial steps): the H200's 32 GiB partition compute went
+// 1,221 → 1,149 ms (perf/cuda.md, thirteenth session). The key decides
+// when it is made (key_decide_overlap): C2G_OVERLAP=on|off|auto
+// (environment), auto (the default) overlaps when the device, once the
+// parameters are resident, still has room for two tasks laid out so.
 // Device residency only: pinned parameters stream through one pair of
 // staging buffers, so their MSMs run one after another.
-static bool overlap_for(const c2g_key* k) {
-  return env_on_off("C2G_OVERLAP", false) != 0 && k->residency == C2G_RESIDENCY_DEVICE;
-}
-
 static void plan_task(const c2g_key* k, arena& a, task_layout& L, bool overlap) {
   const uint64_t n = k->domain;
   const bool pinned = k->residency == C2G_RESIDENCY_PINNED;
@@ -327,11 +340,10 @@ c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
   t->rows = rows;
   CK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&t->copy_stream, cudaStreamNonBlocking));
-  t->overlap = overlap_for(key);
-  if (t->overlap) CK(cudaStreamCreateWithFlags(&t->side_stream, cudaStreamNonBlocking));
+  if (key->overlap) CK(cudaStreamCreateWithFlags(&t->side_stream, cudaStreamNonBlocking));
   for (auto& e : t->ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   arena a;
-  plan_task(key, a, t->lay, t->overlap);
+  plan_task(key, a, t->lay, key->overlap);
   return t.release();
 }
 
@@ -346,7 +358,7 @@ uint64_t key_task_bytes(const c2g_key* k, uint64_t rows) {
   (void)rows;  // the plan depends on the key's shape only
   arena a;
   task_layout L;
-  plan_task(k, a, L, overlap_for(k));
+  plan_task(k, a, L, k->overlap);
   uint64_t b = L.total < kPoolMinBytes ? kPoolMinBytes : L.total;
   return (b + kPoolPageBytes - 1) / kPoolPageBytes * kPoolPageBytes;
 }
@@ -401,7 +413,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   arena a;
   a.base = (char*)t->mem;
   a.size = t->lay.total;
-  plan_task(k, a, t->lay, t->overlap);
+  plan_task(k, a, t->lay, k->overlap);
   task_layout& L = t->lay;
   const uint64_t fb = sizeof(fr_t);
   if (rows < n) {
@@ -575,7 +587,7 @@ void task_compute(c2g_task* t) {
   e_all.start(st);
   t->cancel.check();
 
-  if (!t->overlap) {
+  if (!t->key->overlap) {
     compute_h_part(t, st, e_h, e_mh);
     compute_lab_part(t, st, e_ml, e_ma, e_mb1, e_mb2);
   } else {
@@ -629,6 +641,7 @@ void task_compute(c2g_task* t) {
   t->results.ms_msm_b_g1 = e_mb1.ms();
   t->results.ms_msm_b_g2 = e_mb2.ms();
   t->results.ms_compute = e_all.ms();
+  t->results.msms_overlapped = t->key->overlap ? 1 : 0;
   t->computed = true;
 }
 

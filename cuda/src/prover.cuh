@@ -28,6 +28,8 @@ struct c2g_key {
   std::vector<void*> registered;  // host ranges page-locked with cudaHostRegister
   c2g::ntt_tables tables;
   uint64_t stream_chunk = 0;  // points per staging chunk (pinned residency)
+  // tasks run the L, A and B MSMs beside H (C2G_OVERLAP; prover.cu)
+  bool overlap = false;
 };
 
 namespace c2g {
@@ -66,9 +68,8 @@ struct c2g_task {
   c2g_key* key = nullptr;
   uint64_t rows = 0;
   cudaStream_t stream = nullptr, copy_stream = nullptr;
-  // overlap: the L, A and B MSMs run on side_stream, from a second host
-  // thread, beside H and its MSM (C2G_OVERLAP; device residency only)
-  bool overlap = false;
+  // key->overlap: the L, A and B MSMs run on side_stream, from a second
+  // host thread, beside H and its MSM
   cudaStream_t side_stream = nullptr;
   cudaEvent_t ev[4] = {};
   void* mem = nullptr;

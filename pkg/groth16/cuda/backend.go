@@ -311,6 +311,8 @@ type rawResults struct {
 	// host memory (coded other)
 	directBytes, stagedBytes int64
 	codedBytes, otherValues  int64
+	// the L, A and B MSMs ran beside H and the H MSM
+	overlapped bool
 }
 
 func (t *task) DeviceBytes() int64        { return t.bytes }
@@ -425,6 +427,11 @@ func (t *task) DeviceMillis() (upload, compute float64) {
 	}
 	return t.res.ms[0], t.res.ms[7]
 }
+
+// Overlapped reports whether Compute ran the L, A and B MSMs beside H and
+// the H MSM (the key's choice at Load: docs/cuda.md, "Key residency and
+// memory plan"); false before Compute.
+func (t *task) Overlapped() bool { return t.res != nil && t.res.overlapped }
 
 // Finish assembles the proof on the host from the device's sums.
 func (t *task) Finish(ctx context.Context) (*groth16.Proof, error) {

@@ -40,12 +40,12 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 		syn, _ := f.witness(t, 2, 7, 3)
 		b := newTestBackend(t, ResidencyDevice)
 		key, err := b.Load(context.Background(), f.pk)
-		require.NoError(t, err)
+		if err != nil {
+			return err // a knob read when the key is made
+		}
 		defer func() { require.NoError(t, key.Close()) }()
 		tk, err := key.Prepare(context.Background(), syn, fixedRnd(1, 2))
-		if err != nil {
-			return err // a knob read when the task is sized and made
-		}
+		require.NoError(t, err)
 		defer tk.Release()
 		return tk.Upload(context.Background())
 	}
@@ -62,7 +62,7 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 		{"C2G_UPLOAD_THREADS", "0", "want an integer in [1, 64]", upload},
 		{"C2G_UPLOAD_CODES", "auto", "want on or off", upload},
 		{"C2G_POOL_KEEP", "all", "want on or off", upload},
-		{"C2G_OVERLAP", "yes", "want on or off", upload},
+		{"C2G_OVERLAP", "yes", "want on, off or auto", upload},
 	} {
 		t.Run(c.knob+"="+c.bad, func(t *testing.T) {
 			t.Setenv(c.knob, c.bad)
@@ -78,5 +78,6 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 	t.Setenv("C2G_NTT_STEP", "2")
 	require.NoError(t, ntt())
 	t.Setenv("C2G_POOL_KEEP", "off")
+	t.Setenv("C2G_OVERLAP", "auto")
 	require.NoError(t, upload())
 }

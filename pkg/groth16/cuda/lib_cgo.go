@@ -467,6 +467,7 @@ func (a *api) taskResults(dev int, t cTask) (*rawResults, error) {
 	copy(out.bg2[:], C.GoBytes(unsafe.Pointer(&r.b_g2[0]), 384))
 	out.directBytes, out.stagedBytes = int64(r.upload_direct_bytes), int64(r.upload_staged_bytes)
 	out.codedBytes, out.otherValues = int64(r.upload_coded_bytes), int64(r.upload_other_values)
+	out.overlapped = r.msms_overlapped != 0
 	out.ms = [8]float64{float64(r.ms_upload), float64(r.ms_h), float64(r.ms_msm_h), float64(r.ms_msm_l),
 		float64(r.ms_msm_a), float64(r.ms_msm_b_g1), float64(r.ms_msm_b_g2), float64(r.ms_compute)}
 	return out, nil

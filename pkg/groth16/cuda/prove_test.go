@@ -145,6 +145,8 @@ func TestProveMatchesCPU(t *testing.T) {
 			task.Release() // idempotent
 			require.Equal(t, want, proofBytes(t, got))
 			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
+			// auto overlaps where resident with room for two such tasks (here)
+			require.Equal(t, res == ResidencyDevice && !c.serial, task.(interface{ Overlapped() bool }).Overlapped())
 			tm := task.Timings()
 			require.Positive(t, tm.Compute)
 			require.Positive(t, tm.MSMH)
@@ -331,27 +333,34 @@ func TestProveErrors(t *testing.T) {
 }
 
 // TestDeviceBytesCoverUpload checks that DeviceBytes, reported before
-// anything is allocated, covers what Upload takes from the device.
+// anything is allocated, covers what Upload takes from the device, with
+// the L, A and B MSMs one after another (C2G_OVERLAP=off) and beside H
+// (on: their own scratch).
 func TestDeviceBytesCoverUpload(t *testing.T) {
 	f := getProveFixture(t)
 	ctx := context.Background()
-	b := newTestBackend(t, ResidencyDevice)
-	key, err := b.Load(ctx, f.pk)
-	require.NoError(t, err)
-	defer key.Close()
 	syn, _ := f.witness(t, 3, 99, 4)
-	task, err := key.Prepare(ctx, syn, fixedRnd(1, 2))
-	require.NoError(t, err)
-	defer task.Release()
-	before, err := b.lib.DeviceInfo(b.cfg.Device)
-	require.NoError(t, err)
-	require.NoError(t, task.Upload(ctx))
-	after, err := b.lib.DeviceInfo(b.cfg.Device)
-	require.NoError(t, err)
-	used := before.FreeBytes - after.FreeBytes
-	// DeviceBytes already rounds to the stream-ordered pool's granules; allow
-	// 4 MiB for what the runtime maps beside the task (streams, events)
-	require.LessOrEqual(t, used, task.DeviceBytes()+(4<<20), "upload took %d bytes, DeviceBytes said %d", used, task.DeviceBytes())
+	for _, mode := range []string{"off", "on"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Setenv("C2G_OVERLAP", mode)
+			b := newTestBackend(t, ResidencyDevice)
+			key, err := b.Load(ctx, f.pk)
+			require.NoError(t, err)
+			defer key.Close()
+			task, err := key.Prepare(ctx, syn, fixedRnd(1, 2))
+			require.NoError(t, err)
+			defer task.Release()
+			before, err := b.lib.DeviceInfo(b.cfg.Device)
+			require.NoError(t, err)
+			require.NoError(t, task.Upload(ctx))
+			after, err := b.lib.DeviceInfo(b.cfg.Device)
+			require.NoError(t, err)
+			used := before.FreeBytes - after.FreeBytes
+			// DeviceBytes already rounds to the stream-ordered pool's granules; allow
+			// 4 MiB for what the runtime maps beside the task (streams, events)
+			require.LessOrEqual(t, used, task.DeviceBytes()+(4<<20), "upload took %d bytes, DeviceBytes said %d", used, task.DeviceBytes())
+		})
+	}
 }
 
 // TestSyntheticKeyMatchesCPU proves a random (H-consistent) witness with a
