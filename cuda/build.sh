@@ -17,6 +17,15 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 out="${OUT_DIR:-$here/build}"
 mkdir -p "$out"
+# One build per OUT_DIR at a time: two at once wrote a library mixed from
+# both (perf/cuda.md, twelfth session). A second build waits for the first.
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$out/.build.lock"
+  if ! flock -n 9; then
+    echo "build.sh: another build is writing $out; waiting for it" >&2
+    flock 9
+  fi
+fi
 
 # Every .cu file under src/ is one compilation unit of the library.
 units=()
