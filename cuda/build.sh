@@ -39,7 +39,7 @@ if [[ "${1:-}" == "emulator" ]]; then
     unit=()
     # shellcheck disable=SC2206
     [[ "$src" == ntt ]] && unit=(${C2G_NTT_FLAGS:-})
-    "${CXX:-g++}" -x c++ -std=c++17 -O1 -fPIC "${unit[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
+    "${CXX:-g++}" -x c++ -std=c++17 -O3 -fPIC "${unit[@]}" -I "$here/test/emu" -c "$here/src/$src.cu" -o "$out/emu_$src.o" &
     pids+=($!)
   done
   fail=0

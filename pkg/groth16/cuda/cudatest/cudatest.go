@@ -139,7 +139,7 @@ func sourceRoot() (string, error) {
 
 // emulatorFlags is g++'s command for one unit, less its file names.
 func emulatorFlags(root string) []string {
-	return []string{"-x", "c++", "-std=c++17", "-O1", "-fPIC", "-I", filepath.Join(root, "test", "emu")}
+	return []string{"-x", "c++", "-std=c++17", "-O3", "-fPIC", "-I", filepath.Join(root, "test", "emu")}
 }
 
 // sourceKey hashes what the emulator is built from: every file under src/
