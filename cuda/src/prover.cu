@@ -187,7 +187,7 @@ void key_free(c2g_key* k) {
 static void key_decide_overlap(c2g_key* k, int mode) {
   k->overlap = mode != 0 && k->residency == C2G_RESIDENCY_DEVICE;
   if (!k->overlap || mode == 1) return;
-  const uint64_t need = key_task_bytes(k, k->domain);
+  const uint64_t need = key_task_bytes(k, k->domain);  // sized overlapped: k->overlap is set
   size_t free_b = 0, total_b = 0;
   CK(cudaMemGetInfo(&free_b, &total_b));
   k->overlap = free_b + pool_unused_bytes(k->device) >= 2 * need;

@@ -137,29 +137,31 @@ func sourceRoot() (string, error) {
 	}
 }
 
-// emulatorFlags is g++'s command for one unit, less its file names.
-func emulatorFlags(root string) []string {
-	return []string{"-x", "c++", "-std=c++17", "-O3", "-fPIC", "-I", filepath.Join(root, "test", "emu")}
-}
-
 // sourceKey hashes what the emulator is built from: every file under src/
-// and test/emu/, the compiler and its flags.
+// and test/emu/, build.sh (its emulator target holds g++'s flags), the
+// compiler and the ntt unit's extra flags.
 func sourceKey(cxx, root string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%q\x00", cxx, emulatorFlags("."))
+	fmt.Fprintf(h, "%s\x00%s\x00", cxx, os.Getenv("C2G_NTT_FLAGS"))
+	add := func(p string) error {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+		return nil
+	}
+	if err := add(filepath.Join(root, "build.sh")); err != nil {
+		return "", err
+	}
 	for _, dir := range []string{"src", filepath.Join("test", "emu")} {
 		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(root, p)
-			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
-			h.Write(b)
-			return nil
+			return add(p)
 		})
 		if err != nil {
 			return "", err
@@ -234,43 +236,18 @@ func buildEmulator() (string, error) {
 	return lib, nil
 }
 
-// compileEmulator builds libc2groth16_emu.so in dir: every .cu file of
-// src/ is one unit, as for cuda/build.sh, compiled side by side.
+// compileEmulator builds libc2groth16_emu.so in dir with the library's own
+// build script (`cuda/build.sh emulator`: every .cu file of src/ one unit,
+// compiled side by side) and keeps only the library.
 func compileEmulator(cxx, root, dir string) error {
-	sources, err := filepath.Glob(filepath.Join(root, "src", "*.cu"))
-	if err != nil || len(sources) == 0 {
-		return fmt.Errorf("no CUDA sources under %s: %v", filepath.Join(root, "src"), err)
+	cmd := exec.Command("bash", filepath.Join(root, "build.sh"), "emulator")
+	cmd.Env = append(os.Environ(), "OUT_DIR="+dir, "CXX="+cxx)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cuda/build.sh emulator: %v: %s", err, out)
 	}
-	units := make([]string, len(sources))
-	for i, f := range sources {
-		units[i] = strings.TrimSuffix(filepath.Base(f), ".cu")
-	}
-	errs := make([]error, len(units))
-	var wg sync.WaitGroup
-	for i, u := range units {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			args := append(emulatorFlags(root), "-c", filepath.Join(root, "src", u+".cu"), "-o", filepath.Join(dir, u+".o"))
-			out, err := exec.Command(cxx, args...).CombinedOutput()
-			if err != nil {
-				errs[i] = fmt.Errorf("g++ %s.cu: %v: %s", u, err, out)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	args := []string{"-shared", "-o", filepath.Join(dir, "libc2groth16_emu.so")}
-	for _, u := range units {
-		args = append(args, filepath.Join(dir, u+".o"))
-	}
-	if out, err := exec.Command(cxx, args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("link emulator: %v: %s", err, out)
-	}
-	for _, u := range units {
-		os.Remove(filepath.Join(dir, u+".o"))
+	objs, _ := filepath.Glob(filepath.Join(dir, "*.o"))
+	for _, o := range objs {
+		os.Remove(o)
 	}
 	return nil
 }
