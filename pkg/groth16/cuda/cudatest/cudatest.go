@@ -3,7 +3,8 @@
 // emulator built from the repository's sources with g++ (docs/cuda.md, "The
 // CPU emulator"), once per set of sources: the build is kept in the user's
 // cache folder under a hash of the sources and the compiler's command, and
-// test processes that start together build it once between them. pkg/groth16/cuda's own tests and
+// test processes that start together build it once between them; it is
+// built by cuda/build.sh's emulator target. pkg/groth16/cuda's own tests and
 // every package that runs a prover on the cuda backend (worker/node) use
 // it. It does not import pkg/groth16/cuda, so that package's internal tests
 // may import it.
