@@ -21,6 +21,8 @@ func TestBadFlags(t *testing.T) {
 	}{
 		{[]string{"-partition-profile", "85-15"}, `-partition-profile "85-15" is not 85-01 or porep`},
 		{[]string{"-reps", "0"}, "reps must be at least 1"},
+		{[]string{"-partition-slots", "0"}, "-partition-slots 0: want 1 to 8"},
+		{[]string{"-partition-slots", "9"}, "-partition-slots 9: want 1 to 8"},
 	} {
 		err := run(append([]string{"-lib", missing}, c.args...), io.Discard)
 		require.ErrorContains(t, err, c.want, "%v", c.args)
