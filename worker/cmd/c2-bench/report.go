@@ -271,8 +271,16 @@ func printTable(w io.Writer, r *Report) {
 				parts = append(parts, gib(run.Peaks.VRAMUsed[d]))
 			}
 			vram = strings.Join(parts, "/")
-		} else if run.VRAMTaskPeak > 0 {
-			vram = "tasks " + gib(run.VRAMTaskPeak)
+		}
+		if run.VRAMTaskPeak > 0 {
+			// the sampled peak can miss a short overlap of tasks; the
+			// tasks' own peak is exact (what they held at once)
+			if vram == "-" {
+				vram = ""
+			} else {
+				vram += " "
+			}
+			vram += "tasks " + gib(run.VRAMTaskPeak)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f%%\t%s\t%s\t%d/%d\t\n",
 			run.Interlock, run.WorkersPerDevice, run.Slots, run.Partitions, run.Wall, run.Throughput, run.SteadyThroughput, run.LatencyMedian, run.LatencyMax,
