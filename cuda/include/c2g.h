@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 7
+#define C2G_ABI_VERSION 8
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -206,6 +206,13 @@ C2G_API void c2g_key_free(c2g_key* key);
  * caller can reserve them from a budget first. Host-only computation. */
 C2G_API c2g_status c2g_key_task_bytes(int32_t device, const c2g_key* key, uint64_t rows, uint64_t* bytes,
                                       c2g_error* err);
+/* Device bytes one task of a key made from desc would allocate (as
+ * c2g_key_task_bytes), before the key exists: overlap 0 with its MSMs in
+ * order — the least a task of any key takes —, 1 with the L, A and B MSMs
+ * beside H (what a key that decided to overlap lays out; device residency
+ * only). Host-only computation. (ABI version 8) */
+C2G_API c2g_status c2g_desc_task_bytes(int32_t device, const c2g_key_desc* desc, int32_t overlap, uint64_t* bytes,
+                                       c2g_error* err);
 /* A task proves one witness with a key. Creating it makes the task's
  * streams and events; device memory is allocated by c2g_task_upload. */
 C2G_API c2g_status c2g_task_create(int32_t device, c2g_key* key, uint64_t rows, c2g_task** out, c2g_error* err);

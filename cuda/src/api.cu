@@ -366,6 +366,15 @@ c2g_status c2g_key_task_bytes(int32_t device, const c2g_key* key, uint64_t rows,
   });
 }
 
+c2g_status c2g_desc_task_bytes(int32_t device, const c2g_key_desc* desc, int32_t overlap, uint64_t* bytes,
+                               c2g_error* err) {
+  return guarded(err, [&] {
+    if (!desc || !bytes) throw_invalid("task bytes: nil argument");
+    if (overlap != 0 && overlap != 1) throw_invalid(strprintf("task bytes: overlap %d, want 0 or 1", overlap));
+    *bytes = desc_task_bytes(device, *desc, overlap == 1);
+  });
+}
+
 c2g_status c2g_task_upload(int32_t device, c2g_task* task, const c2g_witness* w, c2g_error* err) {
   return guarded(err, [&] {
     if (!task || !w) throw_invalid("upload: nil argument");

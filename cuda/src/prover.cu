@@ -193,10 +193,8 @@ static void key_decide_overlap(c2g_key* k, int mode) {
   k->overlap = free_b + pool_unused_bytes(k->device) >= 2 * need;
 }
 
-c2g_key* key_create(int device, const c2g_key_desc& d) {
-  validate_desc(device, d);
-  const int overlap = env_on_off("C2G_OVERLAP", true);
-  std::unique_ptr<c2g_key, void (*)(c2g_key*)> k(new c2g_key(), key_free);
+// key_shape copies what a task's memory plan depends on from d.
+static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
   k->device = device;
   k->domain = d.domain;
   k->log_n = log2_u64(d.domain);
@@ -206,6 +204,13 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->num_b = d.num_b;
   k->residency = d.residency;
   k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
+}
+
+c2g_key* key_create(int device, const c2g_key_desc& d) {
+  validate_desc(device, d);
+  const int overlap = env_on_off("C2G_OVERLAP", true);
+  std::unique_ptr<c2g_key, void (*)(c2g_key*)> k(new c2g_key(), key_free);
+  key_shape(k.get(), device, d);
   pool_trim(device);  // memory the pool kept from earlier tasks goes to the key first
   stream_guard sg;
   k->tables.build(k->log_n, sg.s);
@@ -354,13 +359,25 @@ c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
 // reports must cover what it takes, so round the same way.
 static const uint64_t kPoolMinBytes = 32ull << 20, kPoolPageBytes = 2ull << 20;
 
-uint64_t key_task_bytes(const c2g_key* k, uint64_t rows) {
-  (void)rows;  // the plan depends on the key's shape only
+static uint64_t planned_task_bytes(const c2g_key* k, bool overlap) {
   arena a;
   task_layout L;
-  plan_task(k, a, L, k->overlap);
+  plan_task(k, a, L, overlap);
   uint64_t b = L.total < kPoolMinBytes ? kPoolMinBytes : L.total;
   return (b + kPoolPageBytes - 1) / kPoolPageBytes * kPoolPageBytes;
+}
+
+uint64_t key_task_bytes(const c2g_key* k, uint64_t rows) {
+  (void)rows;  // the plan depends on the key's shape only
+  return planned_task_bytes(k, k->overlap);
+}
+
+uint64_t desc_task_bytes(int device, const c2g_key_desc& d, bool overlap) {
+  validate_desc(device, d);
+  if (overlap && d.residency != C2G_RESIDENCY_DEVICE) throw_invalid("task bytes: only a resident key overlaps");
+  std::unique_ptr<c2g_key> k(new c2g_key());  // the shape only: nothing allocated
+  key_shape(k.get(), device, d);
+  return planned_task_bytes(k.get(), overlap);
 }
 
 void task_free(c2g_task* t) {

@@ -86,6 +86,7 @@ c2g_key* key_create(int device, const c2g_key_desc& d);
 void key_free(c2g_key* k);
 c2g_task* task_create(int device, c2g_key* key, uint64_t rows);
 uint64_t key_task_bytes(const c2g_key* k, uint64_t rows);
+uint64_t desc_task_bytes(int device, const c2g_key_desc& d, bool overlap);
 // The device's stream-ordered pool (prover.cu): pool_keep before a task's
 // allocation sets how much freed memory the pool keeps mapped (C2G_POOL_KEEP);
 // pool_unused_bytes is what it holds mapped and unused now.

@@ -97,17 +97,7 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 		return nil, err
 	}
 	k := &key{b: b, pk: pk, vk: &pk.VK, shape: sh}
-	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
-		h: ptr(pk.H), l: ptr(pk.L), a: ptr(pk.A), bg1: ptr(pk.BG1), bg2: ptr(pk.BG2),
-		streamChunk: int64(b.cfg.StreamChunk)}
-	// The C side reads these arrays during the calls (device residency) or
-	// keeps them page-locked for the key's life (pinned): pin them in Go's
-	// heap either way so the descriptor may point at them.
-	for _, p := range []unsafe.Pointer{desc.h, desc.l, desc.a, desc.bg1, desc.bg2} {
-		if p != nil {
-			k.pinner.Pin(p)
-		}
-	}
+	desc := b.pkDesc(pk, sh, &k.pinner)
 	res, err := b.chooseResidency(desc)
 	if err != nil {
 		k.pinner.Unpin()
@@ -136,6 +126,22 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 	k.ck = ck
 	b.progress("cuda load", total, total)
 	return k, nil
+}
+
+// pkDesc describes pk's parameters to the library. The C side reads the
+// arrays during the calls (device residency) or keeps them page-locked for
+// the key's life (pinned): they are pinned in Go's heap with pin either
+// way so the descriptor may point at them.
+func (b *Backend) pkDesc(pk *groth16.ProvingKey, sh shape, pin *runtime.Pinner) *keyDesc {
+	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
+		h: ptr(pk.H), l: ptr(pk.L), a: ptr(pk.A), bg1: ptr(pk.BG1), bg2: ptr(pk.BG2),
+		streamChunk: int64(b.cfg.StreamChunk)}
+	for _, p := range []unsafe.Pointer{desc.h, desc.l, desc.a, desc.bg1, desc.bg2} {
+		if p != nil {
+			pin.Pin(p)
+		}
+	}
+	return desc
 }
 
 func (b *Backend) progress(stage string, done, total int64) {
@@ -169,7 +175,15 @@ func (b *Backend) chooseResidency(desc *keyDesc) (int, error) {
 		}
 		reserve := b.cfg.TaskReserve
 		if reserve == 0 {
-			reserve = 2 * estimateTaskBytes(desc)
+			// room for two tasks (one computing, the next uploading)
+			// with their MSMs in order: the least that makes resident
+			// parameters pay; the key overlaps its tasks' MSMs only when
+			// it finds room for two overlapped ones (C2G_OVERLAP)
+			task, err := b.lib.a.descTaskBytes(b.cfg.Device, desc, false)
+			if err != nil {
+				return 0, err
+			}
+			reserve = 2 * task
 		}
 		budget = info.FreeBytes - reserve
 	}
@@ -177,14 +191,6 @@ func (b *Backend) chooseResidency(desc *keyDesc) (int, error) {
 		return residencyDevice, nil
 	}
 	return residencyPinned, nil
-}
-
-// estimateTaskBytes approximates one task's device memory before a key
-// exists (the exact figure comes from the library once it does): the
-// witness vectors plus MSM scratch of about 40 bytes per point.
-func estimateTaskBytes(d *keyDesc) int64 {
-	m := max(d.domain, d.aux, d.numA)
-	return frSize*(3*d.domain+2*d.aux+d.inputs) + 40*m
 }
 
 // key is a proving key loaded on the device.

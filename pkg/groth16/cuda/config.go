@@ -44,7 +44,9 @@ type Config struct {
 	// TaskReserve.
 	MemoryBudget int64
 	// TaskReserve is device memory left for tasks when MemoryBudget is 0,
-	// in bytes. 0: room for two tasks of the key's shape.
+	// in bytes. 0: room for two tasks of the key's shape with their MSMs in
+	// order (c2g_desc_task_bytes; the key overlaps them only where two
+	// overlapped tasks fit, docs/cuda.md).
 	TaskReserve int64
 	// StreamChunk is the number of points per staging chunk when the
 	// parameters are pinned in host memory. 0: 2^22.

@@ -41,6 +41,7 @@ typedef struct c2g_api {
 	c2g_status (*host_register)(void*, uint64_t, c2g_error*);
 	c2g_status (*host_unregister)(void*, c2g_error*);
 	c2g_status (*subgroup_check)(int32_t, int32_t, const void*, uint64_t, int64_t*, c2g_error*);
+	c2g_status (*desc_task_bytes)(int32_t, const c2g_key_desc*, int32_t, uint64_t*, c2g_error*);
 } c2g_api;
 
 static const char* c2g_api_names[] = {
@@ -50,6 +51,7 @@ static const char* c2g_api_names[] = {
 	"c2g_key_device_bytes", "c2g_key_create", "c2g_key_free", "c2g_key_task_bytes",
 	"c2g_task_create", "c2g_task_upload", "c2g_task_compute", "c2g_task_results",
 	"c2g_task_cancel", "c2g_task_free", "c2g_host_register", "c2g_host_unregister", "c2g_subgroup_check",
+	"c2g_desc_task_bytes",
 };
 
 // c2g_api_open loads path and resolves every entry point. On failure it
@@ -105,6 +107,7 @@ static c2g_status t_key_device_bytes(c2g_api* a, int32_t d, const c2g_key_desc* 
 static c2g_status t_key_create(c2g_api* a, int32_t d, const c2g_key_desc* k, c2g_key** o, c2g_error* e) { return a->key_create(d, k, o, e); }
 static void t_key_free(c2g_api* a, c2g_key* k) { a->key_free(k); }
 static c2g_status t_task_create(c2g_api* a, int32_t d, c2g_key* k, uint64_t rows, c2g_task** o, c2g_error* e) { return a->task_create(d, k, rows, o, e); }
+static c2g_status t_desc_task_bytes(c2g_api* a, int32_t d, const c2g_key_desc* k, int32_t ov, uint64_t* o, c2g_error* e) { return a->desc_task_bytes(d, k, ov, o, e); }
 static c2g_status t_key_task_bytes(c2g_api* a, int32_t d, const c2g_key* k, uint64_t rows, uint64_t* o, c2g_error* e) { return a->key_task_bytes(d, k, rows, o, e); }
 static c2g_status t_task_upload(c2g_api* a, int32_t d, c2g_task* t, const c2g_witness* w, c2g_error* e) { return a->task_upload(d, t, w, e); }
 static c2g_status t_task_compute(c2g_api* a, int32_t d, c2g_task* t, c2g_error* e) { return a->task_compute(d, t, e); }
@@ -377,6 +380,23 @@ func (a *api) keyDeviceBytes(dev int, d *keyDesc) (int64, error) {
 	var st C.c2g_status
 	lockedCall(func() { st = C.t_key_device_bytes(a.p, C.int32_t(dev), &cd, &n, &e.e) })
 	if err := e.check(st, "key device bytes", dev); err != nil {
+		return 0, err
+	}
+	return int64(n), nil
+}
+
+// descTaskBytes is the device memory one task of a key made from d would
+// take, its MSMs in order or overlapped (host-only, nothing allocated).
+func (a *api) descTaskBytes(dev int, d *keyDesc, overlap bool) (int64, error) {
+	cd := d.c()
+	ov := C.int32_t(0)
+	if overlap {
+		ov = 1
+	}
+	var n C.uint64_t
+	var e cerr
+	st := C.t_desc_task_bytes(a.p, C.int32_t(dev), &cd, ov, &n, &e.e)
+	if err := e.check(st, "task bytes", dev); err != nil {
 		return 0, err
 	}
 	return int64(n), nil

@@ -350,6 +350,26 @@ func TestDeviceBytesCoverUpload(t *testing.T) {
 			task, err := key.Prepare(ctx, syn, fixedRnd(1, 2))
 			require.NoError(t, err)
 			defer task.Release()
+			// what the library says before a key exists (auto residency's
+			// reserve) is what the key's task takes
+			sh, err := pkShape(f.pk)
+			require.NoError(t, err)
+			var pin runtime.Pinner
+			defer pin.Unpin()
+			desc := b.pkDesc(f.pk, sh, &pin)
+			desc.residency = residencyDevice
+			want, err := b.lib.a.descTaskBytes(b.cfg.Device, desc, mode == "on")
+			require.NoError(t, err)
+			require.Equal(t, want, task.DeviceBytes(), "c2g_desc_task_bytes, overlap %s", mode)
+			if mode == "on" {
+				inOrder, err := b.lib.a.descTaskBytes(b.cfg.Device, desc, false)
+				require.NoError(t, err)
+				// (a shape this small rounds both to the pool's 32 MiB granule)
+				require.LessOrEqual(t, inOrder, want, "overlapped MSMs take their own scratch")
+				desc.residency = residencyPinned
+				_, err = b.lib.a.descTaskBytes(b.cfg.Device, desc, true)
+				require.ErrorContains(t, err, "only a resident key overlaps")
+			}
 			before, err := b.lib.DeviceInfo(b.cfg.Device)
 			require.NoError(t, err)
 			require.NoError(t, task.Upload(ctx))
