@@ -182,12 +182,14 @@ void key_free(c2g_key* k) {
   delete k;
 }
 
+static uint64_t planned_task_bytes(const c2g_key* k, bool overlap);
+
 // key_decide_overlap sets k->overlap (the comment above plan_task) once
 // the key's memory is taken: mode is C2G_OVERLAP (1 on, 0 off, -1 auto).
 static void key_decide_overlap(c2g_key* k, int mode) {
   k->overlap = mode != 0 && k->residency == C2G_RESIDENCY_DEVICE;
   if (!k->overlap || mode == 1) return;
-  const uint64_t need = key_task_bytes(k, k->domain);  // sized overlapped: k->overlap is set
+  const uint64_t need = planned_task_bytes(k, true);
   size_t free_b = 0, total_b = 0;
   CK(cudaMemGetInfo(&free_b, &total_b));
   k->overlap = free_b + pool_unused_bytes(k->device) >= 2 * need;
@@ -375,9 +377,9 @@ uint64_t key_task_bytes(const c2g_key* k, uint64_t rows) {
 uint64_t desc_task_bytes(int device, const c2g_key_desc& d, bool overlap) {
   validate_desc(device, d);
   if (overlap && d.residency != C2G_RESIDENCY_DEVICE) throw_invalid("task bytes: only a resident key overlaps");
-  std::unique_ptr<c2g_key> k(new c2g_key());  // the shape only: nothing allocated
-  key_shape(k.get(), device, d);
-  return planned_task_bytes(k.get(), overlap);
+  c2g_key k;  // the shape only: nothing allocated
+  key_shape(&k, device, d);
+  return planned_task_bytes(&k, overlap);
 }
 
 void task_free(c2g_task* t) {

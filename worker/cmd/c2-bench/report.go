@@ -264,23 +264,22 @@ func printTable(w io.Writer, r *Report) {
 		if !run.SynthCPUExact {
 			core = "≤" + core
 		}
-		vram := "-"
+		// the sampled peak per device, then the tasks' own peak: sampling
+		// can miss a short overlap of tasks, their own peak is exact
+		var vramParts []string
 		if len(run.Peaks.VRAMUsed) > 0 {
 			var parts []string
 			for _, d := range slices.Sorted(maps.Keys(run.Peaks.VRAMUsed)) {
 				parts = append(parts, gib(run.Peaks.VRAMUsed[d]))
 			}
-			vram = strings.Join(parts, "/")
+			vramParts = append(vramParts, strings.Join(parts, "/"))
 		}
 		if run.VRAMTaskPeak > 0 {
-			// the sampled peak can miss a short overlap of tasks; the
-			// tasks' own peak is exact (what they held at once)
-			if vram == "-" {
-				vram = ""
-			} else {
-				vram += " "
-			}
-			vram += "tasks " + gib(run.VRAMTaskPeak)
+			vramParts = append(vramParts, "tasks "+gib(run.VRAMTaskPeak))
+		}
+		vram := "-"
+		if len(vramParts) > 0 {
+			vram = strings.Join(vramParts, " ")
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.0f%%\t%s\t%s\t%d/%d\t\n",
 			run.Interlock, run.WorkersPerDevice, run.Slots, run.Partitions, run.Wall, run.Throughput, run.SteadyThroughput, run.LatencyMedian, run.LatencyMax,
