@@ -26,9 +26,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "field.cuh"
+#include "fp_probe.cuh"
 #include "tool.cuh"
 
 
@@ -136,23 +138,17 @@ __global__ void k_check(const fp52* a, const fp52* b, fp52* out, uint32_t n) {
   if (t < n) out[t] = mul52(a[t], b[t]);
 }
 
-// The product of each representation, as one name for k_chain.
-__device__ __forceinline__ fp52 product(const fp52& a, const fp52& b) { return mul52(a, b); }
-__device__ __forceinline__ fp_t product(const fp_t& a, const fp_t& b) { return a * b; }
+struct mul52_f {
+  __device__ __forceinline__ fp52 operator()(const fp52& a, const fp52& b) const { return mul52(a, b); }
+};
 
-// CHAINS independent chains of dependent products per thread (iters
-// products in all).
+// Chains of products (fp_probe.cuh) of the library's product or fp52's.
 template <class T, int CHAINS>
 __global__ void k_chain(T* x, const T* y, uint32_t iters) {
-  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  T a[CHAINS];
-  for (int k = 0; k < CHAINS; k++) a[k] = y[(t * 7 + k) & 1023];
-  const T b = y[t & 1023];
-  for (uint32_t i = 0; i < iters / CHAINS; i++)
-#pragma unroll
-    for (int k = 0; k < CHAINS; k++) a[k] = product(a[k], b);
-  for (int k = 1; k < CHAINS; k++) a[0] = product(a[0], a[k]);
-  x[t] = a[0];
+  if constexpr (std::is_same_v<T, fp52>)
+    product_chains<T, CHAINS>(x, y, iters, mul52_f{});
+  else
+    product_chains<T, CHAINS>(x, y, iters, lib_mul{});
 }
 
 // One chain on each multiplier per thread (IMAD: the library's product,
@@ -173,11 +169,6 @@ __global__ void k_mixed(fp_t* x32, const fp_t* y32, fp52* x52, const fp52* y52, 
 
 // ---- host: conversions through the library's 32-bit-limb arithmetic ----
 
-static fp_t fp_from_u32(const uint32_t* l) { return fp_t::from_limbs(l); }
-static fp_t to_mont384(const fp_t& x) {  // x 2^384 mod p
-  const uint32_t r2[12] = FP_R2;
-  return fp_t::mul(x, fp_from_u32(r2)).canonical();
-}
 // x 2^416 mod p for a canonical x
 static fp_t to_mont416(const fp_t& x) {
   uint32_t two32[12] = {0, 1};
@@ -193,58 +184,21 @@ static fp_t from52(const fp52& a) {
         w[bit / 32] |= 1u << (bit % 32);
       }
   if (w[12]) return fp_t::zero();  // out of range: reported as a mismatch below
-  fp_t x = fp_from_u32(w);
-  const uint32_t p[12] = FP_MOD;
-  for (;;) {  // x < 2^384 < 16 p: subtract p while x >= p
-    bool ge = true;
-    for (int i = 11; i >= 0; i--) {
-      if (x.v[i] != p[i]) {
-        ge = x.v[i] > p[i];
-        break;
-      }
-    }
-    if (!ge) break;
-    uint64_t borrow = 0;
-    for (int i = 0; i < 12; i++) {
-      const uint64_t d = (uint64_t)x.v[i] - p[i] - borrow;
-      x.v[i] = (uint32_t)d;
-      borrow = (d >> 63) & 1;
-    }
-  }
-  return x;
+  fp_reduce_limbs(w);
+  return fp_from_u32(w);
 }
 static fp52 to52(const fp_t& x) {
   fp52 r = {};
-  for (int bit = 0; bit < 384; bit++)
-    if ((x.v[bit / 32] >> (bit % 32)) & 1) r.v[bit / 52] |= 1ull << (bit % 52);
+  fp_to_limbs(x, r.v, 52);
   return r;
 }
-static fp_t random_fp(std::mt19937_64& rng) {
-  const uint32_t p[12] = FP_MOD;
-  for (;;) {
-    uint32_t w[12];
-    for (int i = 0; i < 12; i++) w[i] = (uint32_t)rng();
-    w[11] &= 0x1fffffffu;
-    bool lt = false;
-    for (int i = 11; i >= 0; i--)
-      if (w[i] != p[i]) {
-        lt = w[i] < p[i];
-        break;
-      }
-    if (lt) return fp_from_u32(w);
-  }
-}
-
 int main() {
   // constants: p's 52-bit limbs and -p^-1 mod 2^52
   const uint32_t p32[12] = FP_MOD;
   const fp52 p52 = to52(fp_from_u32(p32));
   double hp[L];
   for (int i = 0; i < L; i++) hp[i] = (double)p52.v[i];
-  uint64_t inv = 1;  // p^-1 mod 2^64 by Newton
-  const uint64_t p0 = (uint64_t)p32[0] | ((uint64_t)p32[1] << 32);  // p mod 2^64
-  for (int k = 0; k < 6; k++) inv *= 2 - p0 * inv;
-  const double pinv = (double)((0 - inv) & M52);
+  const double pinv = (double)((0 - fp_inv64()) & M52);
   for (int i = 0; i < L; i++) h_p[i] = hp[i];
   h_pinv = pinv;
   if (getenv("FP52_HOST")) {  // check the algorithm on the host only (exact integer limb products)
@@ -252,8 +206,7 @@ int main() {
     uint32_t bad = 0, n = 20000;
     for (uint32_t i = 0; i < n; i++) {
       const fp_t x = random_fp(r), y = random_fp(r);
-      const uint32_t one[12] = {1};
-      const fp_t ab = fp_t::mul(fp_t::mul(to_mont384(x), to_mont384(y)), fp_from_u32(one)).canonical();
+      const fp_t ab = fp_mul_plain(x, y);
       const fp_t want = to_mont416(ab), got = from52(mul52(to52(to_mont416(x)), to52(to_mont416(y))));
       for (int k = 0; k < 12; k++)
         if (got.v[k] != want.v[k]) {
@@ -301,8 +254,7 @@ int main() {
   uint32_t bad = 0;
   for (uint32_t i = 0; i < n; i++) {
     // expected: (a b mod p) 2^416 mod p; a b mod p = from_mont(a 2^384 * b 2^384)
-    const uint32_t one[12] = {1};
-    const fp_t ab = fp_t::mul(fp_t::mul(to_mont384(xa[i]), to_mont384(xb[i])), fp_from_u32(one)).canonical();
+    const fp_t ab = fp_mul_plain(xa[i], xb[i]);
     const fp_t want = to_mont416(ab);
     const fp_t got = from52(o[i]);
     bool same = true;
