@@ -2,7 +2,7 @@
 # Builds Jaeger (v2, the all-in-one "jaeger" binary) from the separate Go
 # module in tools/jaeger, so Jaeger's dependencies never enter c2cluster's
 # go.mod. The binary is cached under bin/ (git-ignored) with the version in
-# its name and reused; the build takes 3-6 min on 2 cores the first time
+# its name and reused; the build takes 6-12 min on 2 cores the first time
 # (unoptimized, below).
 #
 #   scripts/build-jaeger.sh          # prints the binary's path on stdout
@@ -47,7 +47,7 @@ if ! go mod download >&2; then
   echo "build-jaeger: cannot download Jaeger's modules (no module proxy reachable?)" >&2
   exit 3
 fi
-echo "build-jaeger: building jaeger $version -> $out (3-6 min on 2 cores; cached afterwards)" >&2
+echo "build-jaeger: building jaeger $version -> $out (6-12 min on 2 cores; cached afterwards)" >&2
 start=$(date +%s)
 tmp="$out.tmp.$$"
 # Progress: a line every 30 s while the compiler runs.
