@@ -70,22 +70,16 @@ __device__ __forceinline__ uint64_t madw(uint32_t a, uint32_t b, uint64_t c) {
 
 // One parallel normalization: t_j = (t_j mod 2^30) + floor(t_{j-1} / 2^30),
 // every column at once (no chain). The value is unchanged when t_12 <
-// 2^30 (its high part is dropped). pnorm64 for columns up to 2^64 (high
-// parts up to 2^34), pnorm when every column is below 2^62.
+// 2^30 (its high part is dropped). H holds the high parts: uint64_t for
+// columns up to 2^64 (high parts up to 2^34), uint32_t when every column
+// is below 2^62.
+template <class H>
 __device__ __forceinline__ void pnorm(uint64_t* t) {
-  uint32_t h[L];
+  H h[L];
 #pragma unroll
-  for (int j = 0; j < L; j++) h[j] = (uint32_t)(t[j] >> 30);
+  for (int j = 0; j < L; j++) h[j] = (H)(t[j] >> 30);
 #pragma unroll
   for (int j = L - 1; j > 0; j--) t[j] = (t[j] & M30) + (uint64_t)h[j - 1];
-  t[0] &= M30;
-}
-__device__ __forceinline__ void pnorm64(uint64_t* t) {
-  uint64_t h[L];
-#pragma unroll
-  for (int j = 0; j < L; j++) h[j] = t[j] >> 30;
-#pragma unroll
-  for (int j = L - 1; j > 0; j--) t[j] = (t[j] & M30) + h[j - 1];
   t[0] &= M30;
 }
 
@@ -106,10 +100,10 @@ __device__ __forceinline__ fp30 mul30(const fp30& a, const fp30& b) {
     for (int j = 0; j < L - 1; j++) t[j] = t[j + 1];
     t[L - 1] = 0;
     t[0] += c;
-    if (i == 5) pnorm64(t);  // t_12 = 0 here
+    if (i == 5) pnorm<uint64_t>(t);  // t_12 = 0 here
   }
-  pnorm64(t);  // t_12 < 2^22: the value is below 2p < 2^382
-  pnorm(t);    // columns < 2^30 + 2^34: high parts < 2^5
+  pnorm<uint64_t>(t);  // t_12 < 2^22: the value is below 2p < 2^382
+  pnorm<uint32_t>(t);  // columns < 2^30 + 2^34: high parts < 2^5
   fp30 r;
 #pragma unroll
   for (int j = 0; j < L; j++) r.v[j] = (uint32_t)t[j];
@@ -121,18 +115,10 @@ __global__ void k_check(const fp30* a, const fp30* b, fp30* out, uint32_t n) {
   if (t < n) out[t] = mul30(a[t], b[t]);
 }
 
-struct mul30_f {
+// Both products under one name for product_chains.
+struct probe_mul : lib_mul {
+  using lib_mul::operator();
   __device__ __forceinline__ fp30 operator()(const fp30& a, const fp30& b) const { return mul30(a, b); }
-};
-template <class T>
-struct mul_of;  // the product of each representation
-template <>
-struct mul_of<fp30> {
-  using type = mul30_f;
-};
-template <>
-struct mul_of<fp_t> {
-  using type = lib_mul;
 };
 
 // Chains of products (fp_probe.cuh) in two shapes: LAT the batch-affine
@@ -140,11 +126,11 @@ struct mul_of<fp_t> {
 // 256 threads.
 template <class T, int CHAINS>
 __global__ void __launch_bounds__(128, 4) k_chain_lat(T* x, const T* y, uint32_t iters) {
-  product_chains<T, CHAINS>(x, y, iters, typename mul_of<T>::type{});
+  product_chains<T, CHAINS>(x, y, iters, probe_mul{});
 }
 template <class T, int CHAINS>
 __global__ void __launch_bounds__(256) k_chain_wide(T* x, const T* y, uint32_t iters) {
-  product_chains<T, CHAINS>(x, y, iters, typename mul_of<T>::type{});
+  product_chains<T, CHAINS>(x, y, iters, probe_mul{});
 }
 
 // ---- host: conversions through the library's 32-bit-limb arithmetic ----

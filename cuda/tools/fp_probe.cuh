@@ -70,7 +70,8 @@ static c2g::fp_t random_fp(std::mt19937_64& rng) {
   }
 }
 
-// The library's product, as a functor for product_chains.
+// The library's product, as a functor for product_chains (a probe's own
+// functor derives from it and adds its product).
 struct lib_mul {
   __device__ __forceinline__ c2g::fp_t operator()(const c2g::fp_t& a, const c2g::fp_t& b) const { return a * b; }
 };
