@@ -91,3 +91,10 @@ __device__ __forceinline__ void product_chains(T* x, const T* y, uint32_t iters,
   for (int k = 1; k < CHAINS; k++) a[0] = mul(a[0], a[k]);
   x[t] = a[0];
 }
+
+// out[i] = mul(a[i], b[i]) for i < n: the products a probe checks.
+template <class Mul, class T>
+__global__ void k_check(const T* a, const T* b, T* out, uint32_t n) {
+  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) out[t] = Mul{}(a[t], b[t]);
+}
