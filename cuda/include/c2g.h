@@ -149,6 +149,10 @@ C2G_API c2g_status c2g_ntt(int32_t device, c2g_buffer* data, uint32_t log_n, int
  * host arrays (copied to the device and back). See selftest ops below. */
 enum {
   C2G_ST_FP_ADD = 1, C2G_ST_FP_SUB, C2G_ST_FP_MUL, C2G_ST_FP_SQR, C2G_ST_FP_NEG, C2G_ST_FP_FROM_MONT, C2G_ST_FP_INV,
+  /* the inversion's two algorithms alone: the binary extended Euclid, and
+   * divsteps without the Euclid's fallback (all limbs 0xffffffff when its
+   * end state is wrong) */
+  C2G_ST_FP_INV_EUCLID, C2G_ST_FP_INV_DIVSTEPS,
   C2G_ST_FR_ADD = 10, C2G_ST_FR_SUB, C2G_ST_FR_MUL, C2G_ST_FR_FROM_MONT,
   C2G_ST_FP2_ADD = 20, C2G_ST_FP2_SUB, C2G_ST_FP2_MUL, C2G_ST_FP2_SQR, C2G_ST_FP2_INV,
   /* curve ops: in0, in1 affine; out XYZZ. MADD: in0+in1 (mixed add);

@@ -444,12 +444,21 @@ struct fp2_t {
   C2G_HD fp2_t inverse_by_norm(const fp_t& ni) const { return fp2_t{c0 * ni, (c1 * ni).neg()}; }
 };
 
-// ---- inversion in Fp and Fp2 by the binary extended Euclid: shifts and
-// subtractions on the integer ALU, which the field products (on the
-// multiplier) leave mostly idle; ~6x cheaper on the H200 than Fermat's
-// x^(p-2) in a batch-affine addition (docs/perf/cuda.md, ninth session).
-// Variable time: for public data only (MSM bases), never for secrets. Out
-// of line on the device (one copy per kernel).
+// ---- inversion in Fp and Fp2. Variable time: for public data only (MSM
+// bases and their sums), never for secrets. Out of line on the device (one
+// copy per kernel).
+//
+// fp_inverse runs Bernstein and Yang's divsteps ("Fast constant-time gcd
+// computation and modular inversion", 2019) in batches of 30 on the low
+// words of f and g, each batch's 2x2 transition matrix then applied to the
+// whole f, g (12-limb two's complement) and to their coefficients d, e mod p
+// (a Montgomery step by 2^32 keeps those in [0, p)): 37 batches, no
+// data-dependent branch, so a warp's lanes stay together — the binary
+// extended Euclid it replaced ran data-dependent loops of shifts and
+// subtractions (~260,000 warp instructions per inversion in the
+// batch-affine kernel, 23 % of its instructions; divsteps ~50,000;
+// perf/cuda.md, sixteenth session). The Euclid stays as the reference and as a fallback that the
+// theorem's bound says is never taken.
 #if defined(__CUDACC__)
 #define C2G_INV inline __host__ __device__ __noinline__
 #else
@@ -500,10 +509,10 @@ C2G_HD bool geq(const uint32_t* a, const uint32_t* b) {
 }
 }  // namespace bingcd
 
-// 1/x in Montgomery form (0 for 0, as gnark-crypto's Inverse). The Euclid
-// runs on the canonical integer xR and gives (xR)^-1; the Montgomery
-// product with R^3 turns that into x^-1 R.
-C2G_INV fp_t fp_inverse(const fp_t& x) {
+// 1/x in Montgomery form (0 for 0, as gnark-crypto's Inverse) by the binary
+// extended Euclid. It runs on the canonical integer xR and gives (xR)^-1;
+// the Montgomery product with R^3 turns that into x^-1 R.
+C2G_INV fp_t fp_inverse_euclid(const fp_t& x) {
   using namespace bingcd;
   const fp_t c = x.canonical();
   if (c.limbs_zero()) return fp_t::zero();
@@ -538,6 +547,147 @@ C2G_INV fp_t fp_inverse(const fp_t& x) {
   C2G_UNROLL for (int i = 0; i < NL; i++) r.v[i] = ux ? x1[i] : x2[i];  // (a pointer select would put the arrays in local memory)
   const uint32_t r3[NL] = FP_R3;
   return r * fp_t::from_limbs(r3);
+}
+
+namespace divsteps {
+constexpr int NL = FpParams::N;
+constexpr int STEPS = 30;    // divsteps per batch: the matrix entries stay within 2^30
+constexpr int BATCHES = 37;  // 1,110 divsteps >= floor((49 * 381 + 57) / 17) = 1,101
+// Bernstein-Yang, Theorem 11.2: from delta = 1, f odd and f^2 + 4 g^2 <=
+// 5 * 2^(2d) (here f = p, 0 <= g < p, d = 381), g is 0 after that many
+// divsteps, and f = +-gcd = +-1.
+//
+// 2^(2 BATCHES) R^3 mod p: with f = p, g = xR, d = 0, e = 1 at the start,
+// f = 4^b d xR (mod p) after b batches (each divides f, g by 2^30 and d, e
+// by 2^32), so at the end +-1 = 4^37 d xR and x^-1 R = +-d 4^37 R^2, the
+// Montgomery product of d with this constant.
+#define FP_DIVSTEPS_FIX { 0x21c51463u, 0x76fa1749u, 0xd6c6c4aeu, 0x7e1f588cu, 0x9206a5d6u, 0x7548c74au, 0x1f02953eu, 0x7bdd3602u, 0x6e8c7436u, 0xbf6aacb1u, 0x8faf81e0u, 0x0f06efceu }
+
+// The transition matrix of STEPS divsteps: 2^STEPS (f', g') = (u f + v g,
+// q f + r g).
+struct matrix {
+  int32_t u, v, q, r;
+};
+
+// STEPS divsteps on the low words of f (odd) and g, branch-free: when
+// delta > 0 and g is odd, (delta, f, g) becomes (-delta, g, -f) first; then
+// g += f when g is odd, g /= 2, delta += 1. Step i needs bit 0 of g, and g
+// loses a valid high bit per step: 32 bits cover 30 steps.
+C2G_HD matrix batch(int32_t& delta, uint32_t f, uint32_t g) {
+  uint32_t u = 1, v = 0, q = 0, r = 1;  // two's complement
+  C2G_UNROLL for (int i = 0; i < STEPS; i++) {
+    const uint32_t odd = 0u - (g & 1u);
+    const uint32_t sw = odd & (uint32_t)((int32_t)(0u - (uint32_t)delta) >> 31);  // delta > 0 and g odd
+    const uint32_t nf = f ^ ((f ^ g) & sw), ng = g ^ ((g ^ (0u - f)) & sw);
+    const uint32_t nu = u ^ ((u ^ q) & sw), nv = v ^ ((v ^ r) & sw);
+    const uint32_t nq = q ^ ((q ^ (0u - u)) & sw), nr = r ^ ((r ^ (0u - v)) & sw);
+    delta = (int32_t)(((uint32_t)delta ^ sw) - sw);  // -delta when swapped
+    f = nf;
+    g = ng + (nf & odd);
+    q = nq + (nu & odd);
+    r = nr + (nv & odd);
+    g >>= 1;
+    u = nu << 1;
+    v = nv << 1;
+    delta += 1;
+  }
+  return matrix{(int32_t)u, (int32_t)v, (int32_t)q, (int32_t)r};
+}
+
+// s = a x + b y (mod 2^(32 (NL + 1))): a, b NL-limb two's complement, x, y
+// with |x|, |y| <= 2^30, so |s| < 2^(32 NL + 31) is exact in NL + 1 limbs.
+// A negative factor negates its operand: a x = (~a) |x| + |x|.
+C2G_HD void lincomb(uint32_t* s, const uint32_t* a, const uint32_t* b, int32_t x, int32_t y) {
+  const uint32_t mx = (uint32_t)(x >> 31), my = (uint32_t)(y >> 31);
+  const uint32_t ax = (uint32_t)((x ^ (int32_t)mx) - (int32_t)mx), ay = (uint32_t)((y ^ (int32_t)my) - (int32_t)my);
+  const uint32_t ea = (uint32_t)((int32_t)a[NL - 1] >> 31) ^ mx, eb = (uint32_t)((int32_t)b[NL - 1] >> 31) ^ my;
+  uint64_t c = (uint64_t)(ax & mx) + (ay & my);
+  C2G_UNROLL for (int i = 0; i < NL; i++) {  // two products < 2^62 and a carry < 2^32: no overflow
+    c += (uint64_t)(a[i] ^ mx) * ax + (uint64_t)(b[i] ^ my) * ay;
+    s[i] = (uint32_t)c;
+    c >>= 32;
+  }
+  c += (uint64_t)ea * ax + (uint64_t)eb * ay;
+  s[NL] = (uint32_t)c;
+}
+
+// The next f (or g): (a x + b y) / 2^STEPS, exact, into out (two's complement).
+C2G_HD void next_fg(uint32_t* out, const uint32_t* a, const uint32_t* b, int32_t x, int32_t y) {
+  uint32_t s[NL + 1];
+  lincomb(s, a, b, x, y);
+  C2G_UNROLL for (int i = 0; i < NL; i++) out[i] = (s[i] >> STEPS) | (s[i + 1] << (32 - STEPS));
+}
+
+// The next d (or e): (a x + b y) / 2^32 mod p for a, b in [0, p), into out
+// in [0, p): a Montgomery step (k p added so that the low word is 0), then
+// the result, in (-p/4, 1.25 p), brought into range.
+C2G_HD void next_de(uint32_t* out, const uint32_t* a, const uint32_t* b, int32_t x, int32_t y) {
+  uint32_t s[NL + 1];
+  lincomb(s, a, b, x, y);
+  const uint32_t k = s[0] * FpParams::m0inv();
+  uint64_t c = 0;
+  C2G_UNROLL for (int i = 0; i < NL; i++) {
+    c += (uint64_t)k * FpParams::mod(i) + s[i];
+    s[i] = (uint32_t)c;
+    c >>= 32;
+  }
+  s[NL] += (uint32_t)c;
+  // out = s / 2^32, then + p if negative, - p if >= p
+  const uint32_t neg = (uint32_t)((int32_t)s[NL] >> 31);
+  uint64_t a2 = 0;
+  C2G_UNROLL for (int i = 0; i < NL; i++) {
+    a2 += (uint64_t)s[i + 1] + (FpParams::mod(i) & neg);
+    out[i] = (uint32_t)a2;
+    a2 >>= 32;
+  }
+  const uint32_t pm[NL] = FP_MOD;
+  if (!neg && bingcd::geq(out, pm)) bingcd::sub_n(out, pm);
+}
+}  // namespace divsteps
+
+// 1/x in Montgomery form by divsteps (0 for 0); ok = false (and 0) if the
+// end state is not g = 0, f = +-1, which the bound above rules out.
+C2G_INV fp_t fp_inverse_divsteps(const fp_t& x, bool& ok) {
+  using namespace divsteps;
+  ok = true;
+  const fp_t c = x.canonical();
+  if (c.limbs_zero()) return fp_t::zero();
+  uint32_t f[NL], g[NL], d[NL], e[NL];
+  C2G_UNROLL for (int i = 0; i < NL; i++) {
+    f[i] = FpParams::mod(i);
+    g[i] = c.v[i];
+    d[i] = 0;
+    e[i] = i == 0;
+  }
+  int32_t delta = 1;
+  for (int b = 0; b < BATCHES; b++) {
+    const matrix m = batch(delta, f[0], g[0]);
+    uint32_t t[NL];
+    next_fg(t, f, g, m.q, m.r);
+    next_fg(f, f, g, m.u, m.v);
+    C2G_UNROLL for (int i = 0; i < NL; i++) g[i] = t[i];
+    next_de(t, d, e, m.q, m.r);
+    next_de(d, d, e, m.u, m.v);
+    C2G_UNROLL for (int i = 0; i < NL; i++) e[i] = t[i];
+  }
+  // g = 0 and f = 1 or -1 (all ones)
+  uint32_t gz = 0, f1 = f[0] ^ 1u, fm = ~f[0];
+  C2G_UNROLL for (int i = 0; i < NL; i++) gz |= g[i];
+  C2G_UNROLL for (int i = 1; i < NL; i++) f1 |= f[i], fm |= ~f[i];
+  if (gz != 0 || (f1 != 0 && fm != 0)) {
+    ok = false;
+    return fp_t::zero();
+  }
+  const uint32_t fix[NL] = FP_DIVSTEPS_FIX;
+  const fp_t r = fp_t::from_limbs(d) * fp_t::from_limbs(fix);
+  return f1 == 0 ? r : r.neg();
+}
+
+// 1/x in Montgomery form (0 for 0, as gnark-crypto's Inverse).
+C2G_INV fp_t fp_inverse(const fp_t& x) {
+  bool ok;
+  const fp_t r = fp_inverse_divsteps(x, ok);
+  return ok ? r : fp_inverse_euclid(x);
 }
 
 // 1/x in Fp2 through the norm; 0 for 0.

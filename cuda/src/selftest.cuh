@@ -14,6 +14,7 @@ C2G_HD bool selftest_sizes(int op, uint32_t* s0, uint32_t* s1, uint32_t* so) {
   switch (op) {
     case C2G_ST_FP_ADD: case C2G_ST_FP_SUB: case C2G_ST_FP_MUL: case C2G_ST_FP_SQR:
     case C2G_ST_FP_NEG: case C2G_ST_FP_FROM_MONT: case C2G_ST_FP_INV:
+    case C2G_ST_FP_INV_EUCLID: case C2G_ST_FP_INV_DIVSTEPS:
       *s0 = FP; *s1 = FP; *so = FP; return true;
     case C2G_ST_FR_ADD: case C2G_ST_FR_SUB: case C2G_ST_FR_MUL: case C2G_ST_FR_FROM_MONT:
       *s0 = FR; *s1 = FR; *so = FR; return true;
@@ -80,6 +81,15 @@ C2G_HD void selftest_op(int op, const uint8_t* in0, const uint8_t* in1, uint8_t*
     FPOP1(fp_t, C2G_ST_FP_NEG, a.neg())
     FPOP1(fp_t, C2G_ST_FP_FROM_MONT, a.from_mont())
     FPOP1(fp_t, C2G_ST_FP_INV, fp_inverse(a))
+    FPOP1(fp_t, C2G_ST_FP_INV_EUCLID, fp_inverse_euclid(a))
+    case C2G_ST_FP_INV_DIVSTEPS: {
+      bool ok;
+      fp_t r = fp_inverse_divsteps(*(const fp_t*)p0, ok).canonical();
+      if (!ok)
+        for (int k = 0; k < FpParams::N; k++) r.v[k] = 0xffffffffu;
+      *(fp_t*)po = r;
+      break;
+    }
     FPOP(fr_t, C2G_ST_FR_ADD, a + b)
     FPOP(fr_t, C2G_ST_FR_SUB, a - b)
     FPOP(fr_t, C2G_ST_FR_MUL, a * b)

@@ -25,6 +25,8 @@ const (
 	stFpNeg
 	stFpFromMont
 	stFpInv
+	stFpInvEuclid
+	stFpInvDivsteps
 )
 
 const (
@@ -181,6 +183,8 @@ func checkArithmetic(t *testing.T, run arithRunner) {
 			{stFpNeg, func(x, _ *fp.Element) (z fp.Element) { z.Neg(x); return }},
 			{stFpFromMont, func(x, _ *fp.Element) fp.Element { return fp.Element(x.Bits()) }},
 			{stFpInv, func(x, _ *fp.Element) (z fp.Element) { z.Inverse(x); return }},
+			{stFpInvEuclid, func(x, _ *fp.Element) (z fp.Element) { z.Inverse(x); return }},
+			{stFpInvDivsteps, func(x, _ *fp.Element) (z fp.Element) { z.Inverse(x); return }},
 		}
 		for _, o := range ops {
 			got := run2[fp.Element, fp.Element](t, run, o.op, a, b)
@@ -331,6 +335,58 @@ func TestHostArithmetic(t *testing.T) {
 	checkArithmetic(t, func(op int, in0, in1, out []byte, n int) error {
 		return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
 	})
+}
+
+// TestHostInverse checks the inversion's two algorithms alone (divsteps
+// without its fallback, and the binary Euclid) against gnark-crypto on
+// inputs whose raw Montgomery limbs — what both algorithms run on — are
+// random, random of every bit length, small, powers of two, just below p
+// and consecutive Fibonacci numbers, plus random field elements.
+func TestHostInverse(t *testing.T) {
+	h := buildHostArith(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := fp.Modulus()
+	var in []fp.Element
+	raw := func(v *big.Int) {
+		var e fp.Element
+		for i, w := range v.Bits() {
+			e[i] = uint64(w)
+		}
+		in = append(in, e)
+	}
+	for k := 0; k < 381; k++ {
+		raw(new(big.Int).Lsh(big.NewInt(1), uint(k)))
+		raw(new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), uint(k+1)), big.NewInt(1)))
+		r := new(big.Int)
+		for i := 0; i < 6; i++ {
+			r.Lsh(r, 64).Or(r, new(big.Int).SetUint64(rng.Uint64()))
+		}
+		raw(r.Rsh(r, uint(384-k-1)).SetBit(r, k, 1)) // k + 1 bits
+	}
+	for d := int64(1); d <= 64; d++ {
+		raw(big.NewInt(d))
+		raw(new(big.Int).Sub(p, big.NewInt(d)))
+	}
+	fa, fb := big.NewInt(1), big.NewInt(1)
+	for fb.Cmp(p) < 0 {
+		raw(fb)
+		fa, fb = fb, new(big.Int).Add(fa, fb)
+	}
+	for len(in) < 40000 {
+		var x fp.Element
+		x.SetRandom()
+		in = append(in, x)
+	}
+	for _, op := range []int{stFpInvDivsteps, stFpInvEuclid, stFpInv} {
+		got := run2[fp.Element, fp.Element](t, func(op int, in0, in1, out []byte, n int) error {
+			return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
+		}, op, in, in)
+		for i := range in {
+			var want fp.Element
+			want.Inverse(&in[i])
+			require.Equal(t, want, got[i], "op %d, raw limbs %x", op, [6]uint64(in[i]))
+		}
+	}
 }
 
 // buildHostArith compiles cuda/test/hostarith.cpp with g++ (skips without).
