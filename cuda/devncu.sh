@@ -7,6 +7,11 @@
 # NTT=<log2 size> the NTT passes (NTT_KERNELS): issue activity, the FMA
 # (IMAD) and ALU pipes' use, warps per scheduler, stall reasons. Logs in
 # $OUT/ncu-<variant>-<g1|g2|ntt>-<set>.log; a short table after each.
+# With SASS=1 instead: one launch of KERNELS in the G1 MSM (after
+# LAUNCH_SKIP, default 1: the top window is short) under the warp
+# stall sampler (ncu's SourceCounters), the per-instruction table as CSV in
+# $OUT/sass-<variant>.csv (and per source line in src-<variant>.csv when the
+# library was built with -lineinfo), the most sampled instructions printed.
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -56,8 +61,25 @@ prof() {
       awk '{k=$1; sub(/\.avg|\.sum|\.ratio/, "", k); a[k]=a[k] " " $NF} END{for (k in a) print "  " k a[k]}' | sort
   done
 }
+# sass <variant>: the stall sampler's per-instruction table of one launch
+sass() {
+  local v=$1 rep="$out/sass-$1"
+  timeout "${NCU_TIMEOUT:-200}" ncu --clock-control none -k "regex:$kernels" -s "${LAUNCH_SKIP:-1}" -c 1 --section SourceCounters \
+    --section WarpStateStats --import-source yes -f -o "$rep" \
+    .devbuild/c2g-bench -lib "$lib" -g1 "${G1:-24}" -g2= -ntt= -partition=false -reps 1 >"$out/sass-$v.log" 2>&1
+  echo "== ncu sass $v: rc=$?"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source sass >"$out/sass-$v.csv" 2>>"$out/sass-$v.log"
+  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda >"$out/src-$v.csv" 2>>"$out/sass-$v.log"
+  ncu -i "$rep.ncu-rep" --page details >"$out/sass-$v-details.log" 2>&1
+  python3 "$root/cuda/tools/stall_top.py" "$out/sass-$v.csv" 40 || head -5 "$out/sass-$v.csv"
+  python3 "$root/cuda/tools/stall_top.py" "$out/src-$v.csv" 30 || head -5 "$out/src-$v.csv"
+}
 for v in ${VARIANTS:-base}; do
   lib="$root/.devbuild/$v/libc2groth16.so"
+  if [[ "${SASS:-0}" == 1 ]]; then
+    sass "$v"
+    continue
+  fi
   prof "$v-g1" "$kernels" -g1 "${G1:-24}" -g2= -ntt=
   prof "$v-g2" "$kernels" -g1= -g2 "${G2:-22}" -ntt=
   [[ -n "${NTT:-}" ]] && prof "$v-ntt" "${NTT_KERNELS:-k_ntt_pass}" -g1= -g2= -ntt "$NTT"
