@@ -64,7 +64,15 @@ constexpr uint64_t MSM_RED_POOL_BYTES = 512ull << 20;  // the bucket pool (two g
 constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 26;        // the widest window (C2G_MSM_WINDOW_BITS may force it)
 constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
-constexpr uint32_t MSM_CHUNK = 8;            // points per batch-affine chunk
+// Points per batch-affine chunk. A build-time knob for experiments
+// (-DC2G_MSM_CHUNK=16 on every unit: the scratch plan depends on it): 8
+// since the tenth session, when 16 lost with the binary Euclid's costly
+// inversions (perf/cuda.md); divsteps made them ~5x cheaper.
+#ifndef C2G_MSM_CHUNK
+#define C2G_MSM_CHUNK 8
+#endif
+constexpr uint32_t MSM_CHUNK = C2G_MSM_CHUNK;
+static_assert(MSM_CHUNK >= 2 && MSM_CHUNK <= 64, "C2G_MSM_CHUNK");
 constexpr uint32_t MSM_AFFINE_LANES = 1u << 16;  // lanes of the batch-affine kernel: 4 blocks per SM
 constexpr uint32_t MSM_AFFINE_BATCH_MIN = 64;    // chunks per lane (one inversion per lane and round) at least
 constexpr uint32_t MSM_AFFINE_BATCH = 256;       // ... and at most
