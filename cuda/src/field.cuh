@@ -560,7 +560,8 @@ constexpr int BATCHES = 37;  // 1,110 divsteps >= floor((49 * 381 + 57) / 17) = 
 // 2^(2 BATCHES) R^3 mod p: with f = p, g = xR, d = 0, e = 1 at the start,
 // f = 4^b d xR (mod p) after b batches (each divides f, g by 2^30 and d, e
 // by 2^32), so at the end +-1 = 4^37 d xR and x^-1 R = +-d 4^37 R^2, the
-// Montgomery product of d with this constant.
+// Montgomery product of d with this constant (which BATCHES fixes: change
+// one and recompute the other; TestHostInverse fails when they disagree).
 #define FP_DIVSTEPS_FIX { 0x21c51463u, 0x76fa1749u, 0xd6c6c4aeu, 0x7e1f588cu, 0x9206a5d6u, 0x7548c74au, 0x1f02953eu, 0x7bdd3602u, 0x6e8c7436u, 0xbf6aacb1u, 0x8faf81e0u, 0x0f06efceu }
 
 // The transition matrix of STEPS divsteps: 2^STEPS (f', g') = (u f + v g,
