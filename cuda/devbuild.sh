@@ -9,7 +9,7 @@
 # A variant is name=flags (flags joined by commas: "x=-DA=1,-DB=2").
 # Environment: NVCC_FLAGS (every build, e.g. -lineinfo), UNITS (all: every
 # unit, for a switch the scratch plan depends on, e.g. -DC2G_MSM_CHUNK=16),
-# OUT (logs).
+# OUT (logs), WORK (the object folders, default /tmp/c2g-lb).
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"

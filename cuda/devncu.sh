@@ -10,8 +10,7 @@
 # With SASS=1 instead: one launch of KERNELS in the G1 MSM (after
 # LAUNCH_SKIP, default 1: the top window is short) under the warp
 # stall sampler (ncu's SourceCounters), the per-instruction table as CSV in
-# $OUT/sass-<variant>.csv (and per source line in src-<variant>.csv when the
-# library was built with -lineinfo), the most sampled instructions printed.
+# $OUT/sass-<variant>.csv, the most sampled instructions printed.
 set -u
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -65,14 +64,12 @@ prof() {
 sass() {
   local v=$1 rep="$out/sass-$1"
   timeout "${NCU_TIMEOUT:-200}" ncu --clock-control none -k "regex:$kernels" -s "${LAUNCH_SKIP:-1}" -c 1 --section SourceCounters \
-    --section WarpStateStats --import-source yes -f -o "$rep" \
+    --section WarpStateStats -f -o "$rep" \
     .devbuild/c2g-bench -lib "$lib" -g1 "${G1:-24}" -g2= -ntt= -partition=false -reps 1 >"$out/sass-$v.log" 2>&1
   echo "== ncu sass $v: rc=$?"
   ncu -i "$rep.ncu-rep" --page source --csv --print-source sass >"$out/sass-$v.csv" 2>>"$out/sass-$v.log"
-  ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda >"$out/src-$v.csv" 2>>"$out/sass-$v.log"
   ncu -i "$rep.ncu-rep" --page details >"$out/sass-$v-details.log" 2>&1
   python3 "$root/cuda/tools/stall_top.py" "$out/sass-$v.csv" 40 || head -5 "$out/sass-$v.csv"
-  python3 "$root/cuda/tools/stall_top.py" "$out/src-$v.csv" 30 || head -5 "$out/src-$v.csv"
 }
 for v in ${VARIANTS:-base}; do
   lib="$root/.devbuild/$v/libc2groth16.so"

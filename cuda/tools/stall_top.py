@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Prints the rows of an ncu source-page CSV (--page source --csv) with the
-most warp stall samples, and the share of each stall reason over all rows;
-for a SASS table also each out-of-line function's share (the code from a
-CALL target to its RET: the field product, the squaring, the inversion)
-and its executed warp instructions.
+"""Prints the rows of an ncu SASS table (--page source --csv --print-source
+sass) with the most warp stall samples, the share of each stall reason over
+all rows, and each out-of-line function's share (the code from a CALL
+target to its RET: the field product, the squaring, the inversion) with its
+executed warp instructions.
 
     stall_top.py sass.csv [N]
 """
@@ -45,24 +45,13 @@ def main():
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 40
     with open(path, newline="") as f:
         lines = [l for l in f if l.strip() and not l.startswith("==")]
-    # the table starts at its header; a "Kernel Name" or "File Name" line
-    # comes first (per file on the source-line page: the files' tables are
-    # concatenated, each with its own header)
-    rows, header, fname = [], None, ""
+    # the table starts at its header (a "Kernel Name" line comes first)
+    rows, header = [], None
     for rec in csv.reader(lines):
-        if not rec:
-            continue
-        if rec[0] in ("Kernel Name", "File Name"):
-            fname = rec[1].rsplit("/", 1)[-1] if len(rec) > 1 else ""
-            continue
-        if rec[0] in ("Address", "# Address", "Line No", "# Line"):
+        if rec and rec[0] in ("Address", "# Address"):
             header = rec
-            continue
-        if header and len(rec) == len(header):
-            row = dict(zip(header, rec))
-            if rec[0].isdigit():
-                row[header[0]] = f"{fname}:{rec[0]}"
-            rows.append(row)
+        elif header and len(rec) == len(header):
+            rows.append(dict(zip(header, rec)))
     if not rows:
         print(f"{path}: no rows")
         return 1
@@ -72,7 +61,7 @@ def main():
         print(f"{path}: no stall sampling column; columns: {cols}")
         return 1
     src = next((c for c in cols if c in ("Source", "# Source")), cols[1])
-    addr = next((c for c in cols if c in ("Address", "# Address", "Line No", "# Line")), cols[0])
+    addr = cols[0]
     execd = next((c for c in cols if c.startswith("Instructions Executed")), None)
     total = sum(num(r[samp]) for r in rows) or 1.0
     print(f"{path}: {len(rows)} rows, {total:.0f} samples")
@@ -80,7 +69,7 @@ def main():
     reasons = [c for c in cols if c.startswith("stall_") and "(Not Issued)" not in c]
     shares = sorted(((sum(num(r[c]) for r in rows), c) for c in reasons), reverse=True)
     print("  " + ", ".join(f"{c[6:]} {100 * s / total:.1f} %" for s, c in shares if s))
-    if addr in ("Address", "# Address") and execd:
+    if execd:
         functions(rows, addr, src, samp, execd, total)
     rows.sort(key=lambda r: -num(r[samp]))
     for r in rows[:n]:
