@@ -457,8 +457,8 @@ struct fp2_t {
 // extended Euclid it replaced ran data-dependent loops of shifts and
 // subtractions (~260,000 warp instructions per inversion in the
 // batch-affine kernel, 23 % of its instructions; divsteps ~50,000;
-// perf/cuda.md, sixteenth session). The Euclid stays as the reference and as a fallback that the
-// theorem's bound says is never taken.
+// perf/cuda.md, sixteenth session). The Euclid stays as the reference and
+// as a fallback that the theorem's bound says is never taken.
 #if defined(__CUDACC__)
 #define C2G_INV inline __host__ __device__ __noinline__
 #else
@@ -634,15 +634,12 @@ C2G_HD void next_de(uint32_t* out, const uint32_t* a, const uint32_t* b, int32_t
   }
   s[NL] += (uint32_t)c;
   // out = s / 2^32, then + p if negative, - p if >= p
-  const uint32_t neg = (uint32_t)((int32_t)s[NL] >> 31);
-  uint64_t a2 = 0;
-  C2G_UNROLL for (int i = 0; i < NL; i++) {
-    a2 += (uint64_t)s[i + 1] + (FpParams::mod(i) & neg);
-    out[i] = (uint32_t)a2;
-    a2 >>= 32;
-  }
+  C2G_UNROLL for (int i = 0; i < NL; i++) out[i] = s[i + 1];
   const uint32_t pm[NL] = FP_MOD;
-  if (!neg && bingcd::geq(out, pm)) bingcd::sub_n(out, pm);
+  if ((int32_t)s[NL] < 0)
+    bingcd::add_p(out);
+  else if (bingcd::geq(out, pm))
+    bingcd::sub_n(out, pm);
 }
 }  // namespace divsteps
 

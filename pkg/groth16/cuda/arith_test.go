@@ -331,10 +331,7 @@ func checkArithmetic(t *testing.T, run arithRunner) {
 // source, with the PTX carry chains emulated) and checks it against
 // gnark-crypto. It needs only a C++ compiler, so it runs in CI.
 func TestHostArithmetic(t *testing.T) {
-	h := buildHostArith(t)
-	checkArithmetic(t, func(op int, in0, in1, out []byte, n int) error {
-		return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
-	})
+	checkArithmetic(t, buildHostArith(t).runner())
 }
 
 // TestHostInverse checks the inversion's two algorithms alone (divsteps
@@ -378,14 +375,20 @@ func TestHostInverse(t *testing.T) {
 		in = append(in, x)
 	}
 	for _, op := range []int{stFpInvDivsteps, stFpInvEuclid, stFpInv} {
-		got := run2[fp.Element, fp.Element](t, func(op int, in0, in1, out []byte, n int) error {
-			return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
-		}, op, in, in)
+		got := run2[fp.Element, fp.Element](t, h.runner(), op, in, in)
 		for i := range in {
 			var want fp.Element
 			want.Inverse(&in[i])
 			require.Equal(t, want, got[i], "op %d, raw limbs %x", op, [6]uint64(in[i]))
 		}
+	}
+}
+
+// runner runs the self-test ops on the host build, as checkArithmetic and
+// run2 want them.
+func (h *hostArith) runner() arithRunner {
+	return func(op int, in0, in1, out []byte, n int) error {
+		return h.run(op, unsafe.Pointer(&in0[0]), unsafe.Pointer(&in1[0]), unsafe.Pointer(&out[0]), int64(n))
 	}
 }
 
