@@ -25,8 +25,31 @@ C2G_HD int32_t signed_digit_step(const uint32_t* l, uint32_t c, uint32_t w, int3
 
 // Digit w of the signed recoding with c-bit windows: digits in
 // [-2^(c-1) + 1, 2^(c-1)] with sum_w d_w 2^(c w) equal to the scalar, for
-// ceil(256/c) windows and a scalar below 2^255.
+// ceil(256/c) windows and a scalar below 2^255. The carry into window w is
+// that of signed_digit_step's chain, found without running it: window u
+// passes on its carry-in unchanged when its bits are exactly 2^(c-1), else
+// it carries out 1 exactly when its bits exceed 2^(c-1). So the first
+// window below w (going down) whose bits are not 2^(c-1) decides, and
+// there is none when every window down to 0 is (window 0's carry-in is 0):
+// one window read besides w's own, but for 2^-c of random scalars, instead
+// of all w windows below (the MSM's digits kernel for the top windows).
 C2G_HD int32_t signed_digit(const uint32_t* l, uint32_t c, uint32_t w) {
+  const uint32_t half = 1u << (c - 1);
+  int32_t carry = 0;
+  for (uint32_t u = w; u-- > 0;) {
+    const uint32_t x = window_bits(l, u * c, c);
+    if (x != half) {
+      carry = x > half;
+      break;
+    }
+  }
+  const int32_t v = (int32_t)window_bits(l, w * c, c) + carry;
+  return v > (int32_t)half ? v - (1 << c) : v;
+}
+
+// The same digit by running the carry chain from window 0 (the reference
+// for signed_digit in the host tests).
+C2G_HD int32_t signed_digit_chain(const uint32_t* l, uint32_t c, uint32_t w) {
   int32_t carry = 0, d = 0;
   for (uint32_t u = 0; u <= w; u++) d = signed_digit_step(l, c, u, carry);
   return d;

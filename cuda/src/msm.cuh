@@ -861,7 +861,9 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     const uint32_t grp = wi / G, slot = wi % G, b = grp & 1;
     xyzz_t<F>* const half = s.buckets + (uint64_t)b * G * p.M;
     xyzz_t<F>* const buckets = half + (uint64_t)slot * p.M;
-    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, s.idx.of(MSM_CLS_OTHER), n2, c, w, s.keys0, s.vals0);
+    // every scalar in the tail (the H MSM): the class list is 0 … n - 1
+    const uint32_t* didx = n2 == n32 ? nullptr : s.idx.of(MSM_CLS_OTHER);
+    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w, s.keys0, s.vals0);
     CK_LAUNCH("k_digits");
     cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
     size_t tb = s.cub_bytes;

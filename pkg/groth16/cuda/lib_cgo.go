@@ -550,6 +550,9 @@ func (h *hostArith) signedDigits(scalar *[8]uint32, c int) ([]int32, error) {
 	out := make([]int32, (256+c-1)/c)
 	if rc := C.t_host_digits(h.digits, (*C.uint32_t)(unsafe.Pointer(&scalar[0])), C.uint32_t(c),
 		(*C.int32_t)(unsafe.Pointer(&out[0]))); rc != 0 {
+		if rc == 2 {
+			return nil, fmt.Errorf("host digits: c = %d: a digit differs from the carry chain's", c)
+		}
 		return nil, fmt.Errorf("host digits: c = %d: code %d", c, int(rc))
 	}
 	return out, nil
