@@ -39,8 +39,8 @@
 //     chunk is summed in affine coordinates, one point per round, where
 //     an addition costs 5M + 1S plus a share of one inversion: each lane
 //     owns up to MSM_AFFINE_BATCH chunks and inverts the product of their
-//     denominators once per round (Montgomery's trick; the inversion by the
-//     binary Euclid runs on the integer ALU, field.cuh). The chunk sums,
+//     denominators once per round (Montgomery's trick; the inversion by
+//     Bernstein-Yang divsteps, branch-free, field.cuh). The chunk sums,
 //     sorted by bucket as the points were, then go through step 2's XYZZ
 //     slices in place of the points: 1/8 of the mixed additions.
 // Accumulators are XYZZ (affine in 2'); every kernel is deterministic in its
@@ -66,8 +66,8 @@ constexpr uint32_t MSM_CMAX = 26;        // the widest window (C2G_MSM_WINDOW_BI
 constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
 // Points per batch-affine chunk. A build-time knob for experiments
 // (-DC2G_MSM_CHUNK=16 on every unit: the scratch plan depends on it): 8
-// since the tenth session, when 16 lost with the binary Euclid's costly
-// inversions (perf/cuda.md); divsteps made them ~5x cheaper.
+// since the tenth session; 16 and 32 lost again with divsteps' cheaper
+// inversions (seventeenth session, perf/cuda.md).
 #ifndef C2G_MSM_CHUNK
 #define C2G_MSM_CHUNK 8
 #endif
