@@ -185,30 +185,6 @@ inline uint64_t msm_max_chunks(uint64_t n, uint32_t M) {
   return c < n ? c : n;
 }
 
-// Lanes T (a multiple of the block of 128) and chunks per lane B of the
-// batch-affine kernel for `total` chunks: MSM_AFFINE_LANES, fewer when that
-// would leave a lane fewer than MSM_AFFINE_BATCH_MIN chunks, more when it
-// would give one more than MSM_AFFINE_BATCH.
-inline void msm_affine_lanes(uint64_t total, uint32_t& T, uint32_t& B) {
-  uint64_t T64 = MSM_AFFINE_LANES;
-  if (total < T64 * MSM_AFFINE_BATCH_MIN) T64 = ceil_div(total, MSM_AFFINE_BATCH_MIN);
-  if (total > T64 * MSM_AFFINE_BATCH) T64 = ceil_div(total, MSM_AFFINE_BATCH);
-  T = (uint32_t)(ceil_div(T64, 128) * 128);
-  B = (uint32_t)ceil_div(total, T);
-}
-
-// The most lanes msm_affine_lanes gives for at most max_chunks chunks.
-inline uint32_t msm_affine_lanes_max(uint64_t max_chunks) {
-  const uint64_t big = ceil_div(max_chunks, MSM_AFFINE_BATCH);
-  return (uint32_t)(ceil_div(big > MSM_AFFINE_LANES ? big : MSM_AFFINE_LANES, 128) * 128);
-}
-
-// Whether a batch-affine window also merges the chunk sums of each bucket
-// batch-affine (k_affine_merge) before the XYZZ slices see them: the
-// C2G_MSM_AFFINE_MERGE environment variable, read on each call, "on" (the
-// default) or "off" (the XYZZ slices merge every chunk sum).
-inline bool msm_affine_merge() { return env_on_off("C2G_MSM_AFFINE_MERGE", false) != 0; }
-
 // Scalar classes (scalar_class) and their index lists: zeros have none; the
 // list of class k is p[k - 1].
 constexpr int MSM_CLS_ZERO = 0, MSM_CLS_ONE = 1, MSM_CLS_OTHER = 2, MSM_CLS_MINUS_ONE = 3;
@@ -236,19 +212,11 @@ struct msm_scratch {
   // sum (M + 1), the chunks' points (MSM_CHUNK rows: row r holds point r
   // of every chunk, as vals entries) and keys, chunk sums, prefix products
   // of the denominators
-  // With the merge (msm_affine_merge) lane t owns the chunks t B … t B +
-  // B - 1 and the chunk columns run to T B < total + T, so the per-chunk
-  // arrays hold max_chunks + lanes_max; the merged sums, one per run of
-  // one bucket in a lane (at most M + T), go densely to ch_dense / ch_dkey
-  // at the lane's offset (lane_cnt, its exclusive sum lane_off).
   bool affine_ok = false;
   uint64_t max_chunks = 0;
-  uint32_t lanes_max = 0;
   uint32_t *ch_cnt, *ch_off, *ch_vals, *ch_key;
   affine_t<F>* ch_sum;
   F* ch_pref;
-  affine_t<F>* ch_dense;
-  uint32_t *ch_dkey, *lane_cnt, *lane_off;
   P *segT, *segR, *horner;  // reduction segments, Horner accumulator over the windows
   void* cub_temp;
   size_t cub_bytes = 0;
@@ -294,18 +262,12 @@ struct msm_scratch {
     affine_ok = msm_affine_for(n);
     max_chunks = affine_ok ? msm_max_chunks(nn, pm.M) : 0;
     if (affine_ok) {
-      lanes_max = msm_affine_lanes_max(max_chunks);
-      const uint64_t cols = max_chunks + lanes_max;
       ch_cnt = a.take_n<uint32_t>(pm.M + 1);
       ch_off = a.take_n<uint32_t>(pm.M + 1);
-      ch_vals = a.take_n<uint32_t>(cols * MSM_CHUNK);
-      ch_key = a.take_n<uint32_t>(cols);
-      ch_sum = a.take_n<affine_t<F>>(cols);
-      ch_pref = a.take_n<F>(cols);
-      ch_dense = a.take_n<affine_t<F>>((uint64_t)pm.M + lanes_max);
-      ch_dkey = a.take_n<uint32_t>((uint64_t)pm.M + lanes_max);
-      lane_cnt = a.take_n<uint32_t>(lanes_max + 1);
-      lane_off = a.take_n<uint32_t>(lanes_max + 1);
+      ch_vals = a.take_n<uint32_t>(max_chunks * MSM_CHUNK);
+      ch_key = a.take_n<uint32_t>(max_chunks);
+      ch_sum = a.take_n<affine_t<F>>(max_chunks);
+      ch_pref = a.take_n<F>(max_chunks);
     }
     // CUB temporary storage: the largest of the sort and the scans.
     size_t sort_b = 0, scan_b = 0;
@@ -316,8 +278,6 @@ struct msm_scratch {
     if (scan_b > cub_bytes) cub_bytes = scan_b;
     if (affine_ok) {
       CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, ch_cnt, ch_off, (int)(pm.M + 1), (cudaStream_t)0));
-      if (scan_b > cub_bytes) cub_bytes = scan_b;
-      CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, lane_cnt, lane_off, (int)(lanes_max + 1), (cudaStream_t)0));
       if (scan_b > cub_bytes) cub_bytes = scan_b;
     }
     cub_temp = a.take(cub_bytes);
@@ -578,8 +538,8 @@ __global__ void k_set_inf(xyzz_t<F>* out) {
 
 __global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uint32_t M, uint32_t* cnt);
 __global__ void k_chunk_scatter(const uint32_t* keys, const uint32_t* vals, uint32_t n, uint32_t M,
-                                const uint32_t* bstart, const uint32_t* off, uint32_t stride, uint32_t B,
-                                uint32_t T, uint32_t* cvals, uint32_t* ckey);
+                                const uint32_t* bstart, const uint32_t* off, uint32_t total, uint32_t* cvals,
+                                uint32_t* ckey);
 constexpr uint32_t MSM_NO_POINT = 0xffffffffu;  // a chunk's missing point (cvals)
 
 // Minimum resident blocks of 128 threads per SM asked of ptxas for the
@@ -635,58 +595,23 @@ __device__ __forceinline__ F affine_step_den(const affine_t<F>* acc, const affin
   return dd;
 }
 
-// acc <- acc + p in affine coordinates, given affine_step_kind's kind and
-// 1/d.
-template <class F>
-__device__ __forceinline__ void affine_step_store(affine_t<F>* acc, const affine_t<F>& a, const affine_t<F>& p,
-                                                  int kind, const F& dinv) {
-  if (kind <= 1) {
-    F num = p.Y - a.Y;
-    if (kind == 1) {
-      const F x2 = a.X.sqr();
-      num = x2.dbl() + x2;
-    }
-    const F l = num * dinv;
-    const F x3 = l.sqr() - a.X - p.X;
-    st_vec(acc, affine_t<F>{x3, l * (a.X - x3) - a.Y});
-  } else if (kind == 2) {
-    st_vec(acc, p);
-  } else if (kind == 4) {
-    st_vec(acc, affine_t<F>{F::zero(), F::zero()});
-  }
-}
-
-// The lane's chunks: lane t's chunk i is column i T + t of every per-chunk
-// array (coalesced over the lanes). Strided (lane_cnt == nullptr in the
-// kernels below): lane t owns the chunks j = i T + t < total, at most B;
-// the column is the chunk. Contiguous (the merge): lane t owns the chunks
-// j = t B + i < total, so the chunks of one bucket mostly share a lane.
-__device__ __forceinline__ uint32_t affine_lane_chunks(bool contig, uint32_t total, uint32_t B, uint32_t T,
-                                                       uint32_t t) {
-  if (contig) {
-    const uint64_t first = (uint64_t)t * B;
-    return first >= total ? 0 : (total - first < B ? (uint32_t)(total - first) : B);
-  }
-  if (t >= total) return 0;
-  const uint32_t m = (total - t + T - 1) / T;
-  return m < B ? m : B;
-}
-
-// Chunk i of lane t holds the points cvals[r stride + i T + t], r <
+// Lane t owns the chunks j = i T + t (j < total; T lanes, at most B
+// chunks each). Chunk j holds the points cvals[r total + j], r <
 // MSM_CHUNK (MSM_NO_POINT where the bucket ran out: only its first is
-// sure). sum[i T + t] starts as the chunk's first point; round r adds
-// point r of every chunk that has one, with one inversion per lane: the
-// prefix products of the denominators go to pref (forward), then each 1/d
-// is peeled off the inverse of the whole product (backward). The next
+// sure). sum[j] starts as the chunk's first point; round r adds point r of
+// every chunk that has one, with one inversion per lane: the prefix
+// products of the denominators go to pref (forward), then each 1/d is
+// peeled off the inverse of the whole product (backward). The next
 // chunk's point index is read one step ahead: what is left waiting is the
 // gather of the base itself.
 template <class F>
 __global__ void __launch_bounds__(128, C2G_AFF_MIN_BLOCKS)
     k_affine_chunks(const affine_t<F>* __restrict__ bases, const uint32_t* __restrict__ cvals, uint32_t total,
-                    uint32_t B, uint32_t stride, bool contig, affine_t<F>* sum, F* pref) {
+                    uint32_t B, affine_t<F>* sum, F* pref) {
   const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t mine = affine_lane_chunks(contig, total, B, T, t);  // this lane's chunks: i < mine
-  if (mine == 0) return;
+  if (t >= total) return;
+  uint32_t mine = (total - t + T - 1) / T;  // this lane's chunks: i < mine
+  if (mine > B) mine = B;
   // the chunks' first points, four at a time: their index and base loads
   // in flight together (one at a time, each waited for its two dependent
   // loads: 4.5 % of the kernel's stall samples; perf/cuda.md, sixteenth
@@ -704,7 +629,7 @@ __global__ void __launch_bounds__(128, C2G_AFF_MIN_BLOCKS)
       if (i + k < mine) st_vec(sum + (i + k) * T + t, p[k]);
   }
   for (uint32_t r = 1; r < MSM_CHUNK; r++) {
-    const uint32_t* row = cvals + (uint64_t)r * stride;
+    const uint32_t* row = cvals + (uint64_t)r * total;
     F prod = field_consts<F>::one();
     for (uint32_t i = 0, v = row[t]; i < mine; i++) {
       const uint32_t j = i * T + t;
@@ -724,108 +649,22 @@ __global__ void __launch_bounds__(128, C2G_AFF_MIN_BLOCKS)
         const int kind = affine_step_kind(a, p, d);
         const F dinv = i ? inv * ld_vec(pref + j - T) : inv;
         inv = inv * d;
-        affine_step_store(sum + j, a, p, kind, dinv);
+        if (kind <= 1) {
+          F num = p.Y - a.Y;
+          if (kind == 1) {
+            const F x2 = a.X.sqr();
+            num = x2.dbl() + x2;
+          }
+          const F l = num * dinv;
+          const F x3 = l.sqr() - a.X - p.X;
+          st_vec(sum + j, affine_t<F>{x3, l * (a.X - x3) - a.Y});
+        } else if (kind == 2) {
+          st_vec(sum + j, p);
+        } else if (kind == 4) {
+          st_vec(sum + j, affine_t<F>{F::zero(), F::zero()});
+        }
       }
       v = next;
-    }
-  }
-}
-
-// After k_affine_chunks with contiguous lanes: each lane sums the chunk
-// sums of every run of one bucket among its chunks (ckey, sorted), in
-// levels s = 1, 2, 4, …: the run's sum at relative position q (q a
-// multiple of 2s) takes in the one at q + s, all of a level's additions
-// with one inversion (their prefix products in pref, their chunk in slot,
-// both packed: entry a of the lane at a T + t). A level without an
-// addition ends it: every run is summed into its first chunk. lane_cnt[t]
-// = the lane's runs. One addition per chunk sum, as in the XYZZ slices,
-// at the batch-affine price, and the slices then see M + T sums at most
-// instead of one per chunk.
-template <class F>
-__global__ void __launch_bounds__(128)
-    k_affine_merge(affine_t<F>* sum, F* pref, const uint32_t* __restrict__ ckey, uint32_t* slot, uint32_t total,
-                   uint32_t B, uint32_t* lane_cnt) {
-  const uint32_t T = gridDim.x * blockDim.x, t = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t mine = affine_lane_chunks(true, total, B, T, t);
-  uint32_t runs = 0, prev = 0;
-  for (uint32_t i0 = 0; i0 < mine; i0 += 4) {  // keys four at a time: their loads in flight together
-    uint32_t k[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) k[u] = i0 + u < mine ? ckey[(i0 + u) * T + t] : 0;
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-      if (i0 + u < mine && (i0 + u == 0 || k[u] != prev)) runs++;
-      prev = k[u];
-    }
-  }
-  if (t < T) lane_cnt[t] = runs;
-  if (runs == mine) return;  // no run of two
-  for (uint32_t s = 1; s < mine; s *= 2) {
-    F prod = field_consts<F>::one();
-    uint32_t a = 0, rs = 0;
-    prev = ckey[t];
-    for (uint32_t i0 = 0; i0 + s < mine; i0 += 4) {
-      uint32_t k[4];
-#pragma unroll
-      for (int u = 0; u < 4; u++) k[u] = i0 + u + s < mine ? ckey[(i0 + u) * T + t] : 0;
-#pragma unroll
-      for (int u = 0; u < 4; u++) {
-        const uint32_t i = i0 + u;
-        if (i + s >= mine) break;
-        if (k[u] != prev) {
-          rs = i;
-          prev = k[u];
-        }
-        if (((i - rs) & (2 * s - 1)) || ckey[(i + s) * T + t] != k[u]) continue;
-        const affine_t<F>* x = sum + i * T + t;
-        const affine_t<F>* y = sum + (i + s) * T + t;
-        const F ax = ld_vec(&x->X), px = ld_vec(&y->X);
-        F d = px - ax;
-        if (ax.is_zero() || px.is_zero() || d.is_zero()) affine_step_kind(ld_vec(x), ld_vec(y), d);
-        st_vec(pref + a * T + t, prod);  // the product before this denominator
-        slot[a * T + t] = i;
-        prod = prod * d;
-        a++;
-      }
-    }
-    if (a == 0) break;
-    F inv = field_inverse(prod);
-    for (uint32_t q = a; q-- > 0;) {
-      const uint32_t i = slot[q * T + t];
-      const affine_t<F> x = ld_vec(sum + i * T + t), y = ld_vec(sum + (i + s) * T + t);
-      F d;
-      const int kind = affine_step_kind(x, y, d);
-      const F dinv = inv * ld_vec(pref + q * T + t);
-      inv = inv * d;
-      affine_step_store(sum + i * T + t, x, y, kind, dinv);
-    }
-  }
-}
-
-// The merged sums densely, in chunk order (so sorted by bucket): lane t's
-// runs from out[off[t]] on, the sum of each run's first chunk and its
-// bucket.
-template <class F>
-__global__ void k_affine_heads(const affine_t<F>* __restrict__ sum, const uint32_t* __restrict__ ckey,
-                               uint32_t total, uint32_t B, uint32_t T, const uint32_t* __restrict__ off,
-                               affine_t<F>* out, uint32_t* okey) {
-  const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= T) return;
-  const uint32_t mine = affine_lane_chunks(true, total, B, T, t);
-  uint32_t o = off[t], prev = 0;
-  for (uint32_t i0 = 0; i0 < mine; i0 += 4) {
-    uint32_t k[4];
-#pragma unroll
-    for (int u = 0; u < 4; u++) k[u] = i0 + u < mine ? ckey[(i0 + u) * T + t] : 0;
-#pragma unroll
-    for (int u = 0; u < 4; u++) {
-      const uint32_t i = i0 + u;
-      if (i < mine && (i == 0 || k[u] != prev)) {
-        out[o] = sum[i * T + t];
-        okey[o] = k[u];
-        o++;
-      }
-      prev = k[u];
     }
   }
 }
@@ -901,26 +740,13 @@ struct msm_side_stream {
   msm_side_stream& operator=(const msm_side_stream&) = delete;
 };
 
-// The points the XYZZ slices (step 2) accumulate for one window: the
-// sorted points themselves, or the batch-affine step's sums, with their
-// bucket keys and bucket bounds.
-template <class F>
-struct msm_xyzz_input {
-  const affine_t<F>* bases;
-  const uint32_t *keys, *vals, *start, *end;  // vals: nullptr for sums (no index, no sign)
-  uint32_t n;
-};
-
 // affine_chunks runs step 2' on the sorted (keys, vals) of one window
 // (bucket bounds in s.bstart / s.bend): chunk points, keys and bucket
-// offsets into s.ch_*, the chunk sums into s.ch_sum; with the merge
-// (msm_affine_merge) each lane's runs of one bucket summed further
-// (k_affine_merge) and those sums gathered densely into s.ch_dense with
-// their bounds in s.bstart / s.bend. Returns what the XYZZ slices take
-// next (it synchronizes st to learn the counts).
+// offsets into s.ch_*, the chunk sums into s.ch_sum. Returns the number of
+// chunks (it synchronizes st to learn it).
 template <class F>
-msm_xyzz_input<F> affine_chunks(msm_scratch<F>& s, const affine_t<F>* bases, const uint32_t* keys,
-                                const uint32_t* vals, uint32_t n, uint32_t M, cudaStream_t st) {
+uint32_t affine_chunks(msm_scratch<F>& s, const affine_t<F>* bases, const uint32_t* keys, const uint32_t* vals,
+                       uint32_t n, uint32_t M, cudaStream_t st) {
   C2G_LAUNCH(k_chunk_counts, grid_for(M + 1, 256), 256, 0, st, s.bstart, s.bend, M, s.ch_cnt);
   CK_LAUNCH("k_chunk_counts");
   size_t tb = s.cub_bytes;
@@ -929,39 +755,22 @@ msm_xyzz_input<F> affine_chunks(msm_scratch<F>& s, const affine_t<F>* bases, con
   CK(cudaMemcpyAsync(&total, s.ch_off + M, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
   CK(cudaStreamSynchronize(st));
   if (total > s.max_chunks) throw error(C2G_ERR_INTERNAL, 0, "msm: chunk scratch too small");
-  if (total == 0) return msm_xyzz_input<F>{s.ch_sum, s.ch_key, nullptr, s.ch_off, s.ch_off + 1, 0};
-  uint32_t T, B;
-  msm_affine_lanes(total, T, B);
-  const bool merge = msm_affine_merge();
-  if (merge && T > s.lanes_max) throw error(C2G_ERR_INTERNAL, 0, "msm: lane scratch too small");
-  const uint32_t stride = merge ? T * B : total;  // columns of the chunk arrays
-  CK(cudaMemsetAsync(s.ch_vals, 0xff, (size_t)stride * MSM_CHUNK * sizeof(uint32_t), st));  // MSM_NO_POINT
-  C2G_LAUNCH(k_chunk_scatter, grid_for(n, 256), 256, 0, st, keys, vals, n, M, s.bstart, s.ch_off, stride,
-             merge ? B : 0, T, s.ch_vals, s.ch_key);
+  if (total == 0) return 0;
+  CK(cudaMemsetAsync(s.ch_vals, 0xff, (size_t)total * MSM_CHUNK * sizeof(uint32_t), st));  // MSM_NO_POINT
+  C2G_LAUNCH(k_chunk_scatter, grid_for(n, 256), 256, 0, st, keys, vals, n, M, s.bstart, s.ch_off, total, s.ch_vals,
+             s.ch_key);
   CK_LAUNCH("k_chunk_scatter");
-  C2G_LAUNCH(k_affine_chunks<F>, T / 128, 128, 0, st, bases, s.ch_vals, total, B, stride, merge, s.ch_sum,
-             s.ch_pref);
+  // T lanes (a multiple of the block): MSM_AFFINE_LANES, fewer when that
+  // would leave a lane fewer than MSM_AFFINE_BATCH_MIN chunks, more when it
+  // would give one more than MSM_AFFINE_BATCH
+  uint64_t T64 = MSM_AFFINE_LANES;
+  if ((uint64_t)total < T64 * MSM_AFFINE_BATCH_MIN) T64 = ceil_div(total, MSM_AFFINE_BATCH_MIN);
+  if ((uint64_t)total > T64 * MSM_AFFINE_BATCH) T64 = ceil_div(total, MSM_AFFINE_BATCH);
+  const uint32_t T = (uint32_t)(ceil_div(T64, 128) * 128);
+  const uint32_t B = ceil_div_u32(total, T);
+  C2G_LAUNCH(k_affine_chunks<F>, T / 128, 128, 0, st, bases, s.ch_vals, total, B, s.ch_sum, s.ch_pref);
   CK_LAUNCH("k_affine_chunks");
-  if (!merge) return msm_xyzz_input<F>{s.ch_sum, s.ch_key, nullptr, s.ch_off, s.ch_off + 1, total};
-  // the chunk table is spent: its first row holds the merge's slots
-  CK(cudaMemsetAsync(s.lane_cnt + T, 0, sizeof(uint32_t), st));
-  C2G_LAUNCH(k_affine_merge<F>, T / 128, 128, 0, st, s.ch_sum, s.ch_pref, s.ch_key, s.ch_vals, total, B,
-             s.lane_cnt);
-  CK_LAUNCH("k_affine_merge");
-  tb = s.cub_bytes;
-  CK(cub::DeviceScan::ExclusiveSum(s.cub_temp, tb, s.lane_cnt, s.lane_off, (int)(T + 1), st));
-  uint32_t runs = 0;
-  CK(cudaMemcpyAsync(&runs, s.lane_off + T, sizeof(uint32_t), cudaMemcpyDeviceToHost, st));
-  C2G_LAUNCH(k_affine_heads<F>, grid_for(T, 128), 128, 0, st, s.ch_sum, s.ch_key, total, B, T, s.lane_off,
-             s.ch_dense, s.ch_dkey);
-  CK_LAUNCH("k_affine_heads");
-  CK(cudaStreamSynchronize(st));
-  if (runs > (uint64_t)M + T) throw error(C2G_ERR_INTERNAL, 0, "msm: more merged sums than buckets and lanes");
-  CK(cudaMemsetAsync(s.bstart, 0, sizeof(uint32_t) * M, st));
-  CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * M, st));
-  C2G_LAUNCH(k_bucket_bounds, grid_for(runs, 256), 256, 0, st, s.ch_dkey, runs, M, s.bstart, s.bend);
-  CK_LAUNCH("k_bucket_bounds");
-  return msm_xyzz_input<F>{s.ch_dense, s.ch_dkey, nullptr, s.bstart, s.bend, runs};
+  return total;
 }
 
 // msm_run computes out = sum sc[i] * bases[i] for i < n. sc holds canonical
@@ -1065,17 +874,16 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
     C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
-    // the XYZZ slices (2) run over the sorted points, or over the sums of
-    // the batch-affine step (2') with their own bucket bounds
-    msm_xyzz_input<F> x{bases, keys, vals, s.bstart, s.bend, n2};
-    uint32_t xK = K, xslices = slices;
+    // the XYZZ slices (2) run over the sorted points, or over the chunk
+    // sums of the batch-affine step (2') with their own bucket bounds
+    const affine_t<F>* xb = bases;
+    const uint32_t *xkeys = keys, *xvals = vals, *xstart = s.bstart, *xend = s.bend;
+    uint32_t xn = n2, xK = K, xslices = slices;
     if (affine) {
-      x = affine_chunks<F>(s, bases, keys, vals, n2, p.M, st);
-      xK = msm_slice_for(x.n), xslices = ceil_div_u32(x.n, xK);
+      xn = affine_chunks<F>(s, bases, keys, vals, n2, p.M, st);
+      xb = s.ch_sum, xkeys = s.ch_key, xvals = nullptr, xstart = s.ch_off, xend = s.ch_off + 1;
+      xK = msm_slice_for(xn), xslices = ceil_div_u32(xn, xK);
     }
-    const affine_t<F>* xb = x.bases;
-    const uint32_t *xkeys = x.keys, *xvals = x.vals, *xstart = x.start, *xend = x.end;
-    const uint32_t xn = x.n;
     if (grp >= 2 && slot == 0) CK(cudaStreamWaitEvent(st, side.reduced[b], 0));  // half b reduced: free again
     if (xslices > 0) {
       C2G_LAUNCH(k_accumulate<F>, grid_for(xslices, 128), 128, 0, st, xb, xkeys, xvals, xn, xK, p.M, buckets,

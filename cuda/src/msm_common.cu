@@ -101,21 +101,19 @@ __global__ void k_chunk_counts(const uint32_t* bstart, const uint32_t* bend, uin
 }
 
 // Point o of bucket k's sorted run is point o % MSM_CHUNK of the bucket's
-// chunk o / MSM_CHUNK, chunk j = off[k] + o / MSM_CHUNK, in column col =
-// j (B = 0: strided lanes) or (j % B) T + j / B (lane j / B owns it, B
-// chunks per lane): cvals[(o % MSM_CHUNK) stride + col] = its vals entry,
-// ckey[col] = k. Keys >= M (zero digits, sorted last) belong to no chunk.
+// chunk o / MSM_CHUNK, chunk j = off[k] + o / MSM_CHUNK: cvals[(o %
+// MSM_CHUNK) total + j] = its vals entry, ckey[j] = k. Keys >= M (zero
+// digits, sorted last) belong to no chunk.
 __global__ void k_chunk_scatter(const uint32_t* keys, const uint32_t* vals, uint32_t n, uint32_t M,
-                                const uint32_t* bstart, const uint32_t* off, uint32_t stride, uint32_t B,
-                                uint32_t T, uint32_t* cvals, uint32_t* ckey) {
+                                const uint32_t* bstart, const uint32_t* off, uint32_t total, uint32_t* cvals,
+                                uint32_t* ckey) {
   uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const uint32_t k = keys[i];
   if (k >= M) return;
   const uint32_t o = i - bstart[k], j = off[k] + o / MSM_CHUNK, r = o % MSM_CHUNK;
-  const uint32_t col = B ? (j % B) * T + j / B : j;
-  cvals[(uint64_t)r * stride + col] = vals[i];
-  if (r == 0) ckey[col] = k;
+  cvals[(uint64_t)r * total + j] = vals[i];
+  if (r == 0) ckey[j] = k;
 }
 
 }  // namespace c2g

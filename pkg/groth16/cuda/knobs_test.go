@@ -52,24 +52,19 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 	for _, c := range []struct {
 		knob, bad, want string
 		run             func() error
-		with            [2]string // another knob set for the case (one the first is read under)
 	}{
-		{"C2G_MSM_WINDOW_BITS", "20x", "want an integer in [", msm, [2]string{}},
-		{"C2G_MSM_WINDOW_BITS", "99", "want an integer in [", msm, [2]string{}},
-		{"C2G_MSM_AFFINE", "yes", "want on, off or auto", msm, [2]string{}},
-		{"C2G_MSM_RED_GROUP", "0", "want an integer in [1, 64]", msm, [2]string{}},
-		{"C2G_MSM_AFFINE_MERGE", "auto", "want on or off", msm, [2]string{"C2G_MSM_AFFINE", "on"}},
-		{"C2G_NTT_STEP", "4", "want an integer in [2, 3]", ntt, [2]string{}},
-		{"C2G_NTT_PASS_BITS", "six", "want an integer in [7, ", ntt, [2]string{}},
-		{"C2G_UPLOAD_THREADS", "0", "want an integer in [1, 64]", upload, [2]string{}},
-		{"C2G_UPLOAD_CODES", "auto", "want on or off", upload, [2]string{}},
-		{"C2G_POOL_KEEP", "all", "want on or off", upload, [2]string{}},
-		{"C2G_OVERLAP", "yes", "want on, off or auto", upload, [2]string{}},
+		{"C2G_MSM_WINDOW_BITS", "20x", "want an integer in [", msm},
+		{"C2G_MSM_WINDOW_BITS", "99", "want an integer in [", msm},
+		{"C2G_MSM_AFFINE", "yes", "want on, off or auto", msm},
+		{"C2G_MSM_RED_GROUP", "0", "want an integer in [1, 64]", msm},
+		{"C2G_NTT_STEP", "4", "want an integer in [2, 3]", ntt},
+		{"C2G_NTT_PASS_BITS", "six", "want an integer in [7, ", ntt},
+		{"C2G_UPLOAD_THREADS", "0", "want an integer in [1, 64]", upload},
+		{"C2G_UPLOAD_CODES", "auto", "want on or off", upload},
+		{"C2G_POOL_KEEP", "all", "want on or off", upload},
+		{"C2G_OVERLAP", "yes", "want on, off or auto", upload},
 	} {
 		t.Run(c.knob+"="+c.bad, func(t *testing.T) {
-			if c.with[0] != "" {
-				t.Setenv(c.with[0], c.with[1])
-			}
 			t.Setenv(c.knob, c.bad)
 			err := c.run()
 			require.ErrorIs(t, err, ErrInvalid)

@@ -81,9 +81,7 @@ func oneBucketPatterns(t *testing.T, sizes []int) {
 // batch-affine (C2G_MSM_AFFINE=on; by default only tails of 3·2^25 points
 // and more are): chunks cut at bucket boundaries, the lanes' shared inversions,
 // and the special cases the affine formulas need (a base at infinity, an
-// accumulator at infinity, P + P, P + (−P)) against gnark-crypto; the
-// lanes' chunk sums of one bucket merged batch-affine (the default) and
-// not (C2G_MSM_AFFINE_MERGE=off).
+// accumulator at infinity, P + P, P + (−P)) against gnark-crypto.
 func TestMSMBatchAffine(t *testing.T) {
 	lib, dev := gpu(t)
 	pts, sc := randomPointsG1(300), randomScalars(300)
@@ -98,13 +96,6 @@ func TestMSMBatchAffine(t *testing.T) {
 	// 200 points still make several chunks per bucket; the emulator
 	// takes ~4x longer per point batch-affine (its 4-bit windows)
 	t.Run("one-bucket", func(t *testing.T) { oneBucketPatterns(t, sized([]int{3, 64, 777}, []int{3, 64, 200})) })
-	// without the batch-affine merge of each lane's chunk sums (the lanes
-	// own strided chunks, the XYZZ slices merge every chunk sum)
-	t.Run("merge-off", func(t *testing.T) {
-		t.Setenv("C2G_MSM_AFFINE_MERGE", "off")
-		t.Run("random", TestMSMRandom)
-		t.Run("edge", TestMSMEdgeCases)
-	})
 }
 
 // TestMSMReductionGroups runs the bucket reduction in groups of windows of
