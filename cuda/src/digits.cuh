@@ -47,12 +47,4 @@ C2G_HD int32_t signed_digit(const uint32_t* l, uint32_t c, uint32_t w) {
   return v > (int32_t)half ? v - (1 << c) : v;
 }
 
-// The same digit by running the carry chain from window 0 (the reference
-// for signed_digit in the host tests).
-C2G_HD int32_t signed_digit_chain(const uint32_t* l, uint32_t c, uint32_t w) {
-  int32_t carry = 0, d = 0;
-  for (uint32_t u = 0; u <= w; u++) d = signed_digit_step(l, c, u, carry);
-  return d;
-}
-
 }  // namespace c2g

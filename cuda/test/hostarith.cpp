@@ -14,14 +14,15 @@ extern "C" int c2g_host_selftest(int op, const void* in0, const void* in1, void*
 }
 
 // Signed digits of one canonical 8-limb scalar for window size c: writes
-// ceil(256/c) digits; returns 2 where a digit differs from the carry
-// chain's (signed_digit_chain).
+// ceil(256/c) digits; returns 2 where a digit differs from the carry chain
+// run up from window 0 (signed_digit_step, the reference).
 extern "C" int c2g_host_digits(const uint32_t* scalar, uint32_t c, int32_t* out) {
   if (c < 2 || c > 31) return 1;
   uint32_t w = (256 + c - 1) / c;
+  int32_t carry = 0;
   for (uint32_t i = 0; i < w; i++) {
     out[i] = c2g::signed_digit(scalar, c, i);
-    if (out[i] != c2g::signed_digit_chain(scalar, c, i)) return 2;
+    if (out[i] != c2g::signed_digit_step(scalar, c, i, carry)) return 2;
   }
   return 0;
 }

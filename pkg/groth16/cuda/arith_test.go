@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -435,7 +436,7 @@ func TestSignedDigits(t *testing.T) {
 		// carries passed along runs of windows that are exactly 2^(c-1),
 		// started by a low window above, at or below 2^(c-1), under a
 		// window of each kind
-		cs := scalars
+		cs := slices.Clone(scalars)
 		for run := 1; run*c < 250; run += 1 + run/3 {
 			for _, low := range []int64{1<<(c-1) + 1, 1 << (c - 1), 1<<(c-1) - 1} {
 				for _, top := range []int64{0, 1, 1 << (c - 1), 1<<c - 1} {
