@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 8
+#define C2G_ABI_VERSION 9
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -111,12 +111,15 @@ C2G_API c2g_status c2g_buffer_copy(int32_t device, c2g_buffer* dst, uint64_t dst
 
 /* Standalone multi-scalar multiplication: out = sum scalars[i] * bases[i],
  * i < n. bases: G1Affine or G2Affine array; scalars: fr.Element array
- * (Montgomery), left unchanged. out: one XYZZ point (192 or 384 bytes). */
+ * (Montgomery), left unchanged. out: one XYZZ point (192 or 384 bytes).
+ * C2G_MSM_SPLIT=on (G1): the MSM runs on split bases as a key's H MSM
+ * does, their copy made first (outside stats.ms). */
 typedef struct c2g_msm_stats {
   uint64_t n_zero, n_one, n_minus_one, n_other; /* scalar classes (0, 1, r - 1, the rest) */
   uint32_t window_bits;            /* Pippenger window of the tail MSM */
   uint32_t batch_affine;           /* 1: the tail accumulated batch-affine (C2G_MSM_AFFINE) */
   float ms;                        /* device time of the whole MSM */
+  uint32_t split;                  /* 1: on split bases (C2G_MSM_SPLIT=on, G1; ABI version 9) */
 } c2g_msm_stats;
 C2G_API c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const c2g_buffer* scalars,
                    uint64_t n, void* out, c2g_msm_stats* stats, c2g_error* err);
@@ -199,7 +202,9 @@ typedef struct c2g_key c2g_key;
 typedef struct c2g_task c2g_task;
 
 /* Device bytes c2g_key_create will allocate for desc (parameters when
- * resident, twiddle tables, streaming buffers). Allocates nothing. */
+ * resident, twiddle tables, streaming buffers). Allocates nothing. Not
+ * counted: the H query's split copy (C2G_MSM_SPLIT), which a resident key
+ * adds only where the device has room for it and two tasks besides. */
 C2G_API c2g_status c2g_key_device_bytes(int32_t device, const c2g_key_desc* desc, uint64_t* bytes,
                                 c2g_error* err);
 C2G_API c2g_status c2g_key_create(int32_t device, const c2g_key_desc* desc, c2g_key** out, c2g_error* err);
@@ -275,7 +280,10 @@ typedef struct c2g_results {
   /* 1 when the L, A and B MSMs ran beside H and the H MSM (the key's
    * overlap, decided at c2g_key_create; C2G_OVERLAP), 0 when one after
    * another (ABI version 7) */
-  uint32_t msms_overlapped, reserved;
+  uint32_t msms_overlapped;
+  /* the window of the H MSM when it ran on split bases (the key's, made at
+   * c2g_key_create; C2G_MSM_SPLIT), 0 when not (ABI version 9) */
+  uint32_t msm_h_split_bits;
 } c2g_results;
 C2G_API c2g_status c2g_task_results(int32_t device, const c2g_task* task, c2g_results* out, c2g_error* err);
 /* Asks a running c2g_task_compute to stop at its next step (any thread). */

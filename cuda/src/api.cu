@@ -13,6 +13,7 @@
 #include "prover.cuh"
 #include "random.cuh"
 #include "selftest.cuh"
+#include "split.cuh"
 
 using namespace c2g;
 
@@ -245,9 +246,18 @@ c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const
     bind_device(device);
     stream_guard sg;
     cudaStream_t st = sg.s;
-    uint64_t scratch = group == 1 ? msm_scratch_bytes<fp_t>(n) : msm_scratch_bytes<fp2_t>(n);
+    // C2G_MSM_SPLIT=on: split bases (G1), made before the timed part
+    const bool split = group == 1 && n > 0 && 2 * n < (1ull << 31) && env_on_off("C2G_MSM_SPLIT", true) == 1;
+    const uint32_t split_c = split ? msm_split_c(n) : 0;
+    uint64_t scratch = group == 1 ? msm_scratch_bytes<fp_t>(n, split_c) : msm_scratch_bytes<fp2_t>(n);
     uint64_t rbytes = group == 1 ? sizeof(g1_xyzz) : sizeof(g2_xyzz);
     dev_alloc canon(n * sizeof(fr_t) + 256, st), sc(scratch, st), res(rbytes, st);
+    dev_alloc sbases(split ? 2 * n * sizeof(g1_affine) : 0, st);
+    msm_split<fp_t> sp;
+    if (split) {
+      msm_split_bases<fp_t>((const g1_affine*)bases->ptr, n, msm_split_shift(split_c), sbases.as<g1_affine>(), st);
+      sp = msm_split<fp_t>{sbases.as<g1_affine>(), split_c};
+    }
     arena a;
     a.base = (char*)sc.p;
     a.size = scratch;
@@ -262,8 +272,9 @@ c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const
     }
     if (group == 1) {
       msm_scratch<fp_t> s;
-      s.layout(a, n);
-      msm_run<fp_t>((const g1_affine*)bases->ptr, canon.as<fr_t>(), n, s, res.as<g1_xyzz>(), st, &info, nullptr);
+      s.layout(a, n, split_c);
+      msm_run<fp_t>((const g1_affine*)bases->ptr, canon.as<fr_t>(), n, s, res.as<g1_xyzz>(), st, &info, nullptr,
+                    split ? &sp : nullptr);
     } else {
       msm_scratch<fp2_t> s;
       s.layout(a, n);
@@ -280,6 +291,7 @@ c2g_status c2g_msm(int32_t device, int32_t group, const c2g_buffer* bases, const
       stats->window_bits = info.window_bits;
       stats->batch_affine = info.batch_affine ? 1 : 0;
       stats->ms = ep.ms();
+      stats->split = info.split ? 1 : 0;
     }
   });
 }

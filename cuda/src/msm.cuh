@@ -43,6 +43,15 @@
 //     Bernstein-Yang divsteps, branch-free, field.cuh). The chunk sums,
 //     sorted by bucket as the points were, then go through step 2's XYZZ
 //     slices in place of the points: 1/8 of the mixed additions.
+//  2''. Split bases (msm_split, the H MSM of a resident key): with a
+//     second copy of the bases Q_i = 2^(c h) P_i, h = ceil(W / 2), the
+//     scalar's W signed digits become h digits of 2n points (digit w of
+//     scalar i on P_i, digit w + h on Q_i): half the windows, each over
+//     twice the points, so the same point additions but half the bucket
+//     sets — a wider window (c = 22, 12 windows → 6 of 2^28 entries at
+//     2^27 points) costs what a narrower one did (2^27 random: 683 → ~626
+//     ms modeled from a 2^28 MSM at c = 22, perf/cuda.md, eighteenth
+//     session). The copy costs the bases' memory once more.
 // Accumulators are XYZZ (affine in 2'); every kernel is deterministic in its
 // result.
 #pragma once
@@ -100,11 +109,11 @@ inline msm_window_plan msm_plan_for(uint32_t c) {
 // holds, at most all of them; C2G_MSM_RED_GROUP (environment, 1 … 64,
 // read on each MSM) asks for fewer (1: one window at a time, as before
 // the groups).
-inline uint32_t msm_red_group(const msm_window_plan& p, uint64_t bucket_points) {
+inline uint32_t msm_red_group(const msm_window_plan& p, uint32_t windows, uint64_t bucket_points) {
   uint64_t g = bucket_points / 2 / p.M;
   const uint32_t forced = (uint32_t)env_int("C2G_MSM_RED_GROUP", 1, 64, 0);
   if (forced && forced < g) g = forced;
-  return g < 1 ? 1 : (g < p.W ? (uint32_t)g : p.W);
+  return g < 1 ? 1 : (g < windows ? (uint32_t)g : windows);
 }
 
 // Points per accumulation slice for n points: large enough that the
@@ -154,6 +163,30 @@ inline uint32_t msm_choose_c(uint64_t n) {
 // planned.
 inline uint32_t msm_forced_c() { return (uint32_t)env_int("C2G_MSM_WINDOW_BITS", MSM_CMIN, MSM_CMAX, 0); }
 
+// Split bases (2''): the windows of a split MSM at window c (h of the
+// plan's W), and the shift of the second copy of the bases, c h bits.
+inline uint32_t msm_split_windows(uint32_t c) { return (msm_plan_for(c).W + 1) / 2; }
+inline uint32_t msm_split_shift(uint32_t c) { return c * msm_split_windows(c); }
+// The window of a split MSM of n points (2n entries): 22 from 2^24 points
+// (12 windows → 6 of 2^(c-1) buckets, the eighteenth session's measurement),
+// the cost model's for 2n below; C2G_MSM_WINDOW_BITS forces it as it does
+// every MSM's.
+constexpr uint64_t MSM_SPLIT_WIDE_MIN = 1ull << 24;
+constexpr uint32_t MSM_SPLIT_C = 22;
+inline uint32_t msm_split_c(uint64_t n) {
+  const uint32_t forced = msm_forced_c();
+  if (forced) return forced;
+  return n >= MSM_SPLIT_WIDE_MIN ? MSM_SPLIT_C : msm_choose_c(2 * n);
+}
+
+// The split bases of an MSM: bases[0, n) = P, bases[n, 2n) = 2^(c h) P
+// for the c it was made for (msm_split_bases).
+template <class F>
+struct msm_split {
+  const affine_t<F>* bases = nullptr;
+  uint32_t c = 0;
+};
+
 // Whether an MSM whose tail has n points accumulates batch-affine: the
 // C2G_MSM_AFFINE environment variable, read on each call: "on" for every
 // MSM, "off" for none, unset or "auto" from MSM_AFFINE_MIN tail points, where
@@ -199,6 +232,7 @@ template <class F>
 struct msm_scratch {
   using P = xyzz_t<F>;
   uint64_t n_max = 0;
+  uint64_t split_entries = 0;  // 2 n_max when laid out for a split MSM (2''), else 0
   uint32_t c_max = 0;
   uint32_t nb = 0;  // classification tiles
   // per class list (MSM_CLS_ONE, MSM_CLS_OTHER, MSM_CLS_MINUS_ONE): indices,
@@ -223,25 +257,30 @@ struct msm_scratch {
   uint64_t max_slices = 0;  // entries of run_first (also the ones' partial sums) and run_last
 
   // layout assigns every region; with a.base == nullptr it only sizes them.
-  void layout(arena& a, uint64_t n) {
+  // split_c: room for a split MSM (2'') at that window, 2n entries per
+  // window (0: none).
+  void layout(arena& a, uint64_t n, uint32_t split_c = 0) {
     n_max = n;
     uint64_t nn = n ? n : 1;
+    split_entries = split_c ? 2 * nn : 0;
+    const uint64_t ne = split_c ? 2 * nn : nn;  // sorted entries per window
     c_max = msm_choose_c(nn);
     const uint32_t forced = msm_forced_c();
     if (forced > c_max) c_max = forced;
+    if (split_c > c_max) c_max = split_c;
     msm_window_plan pm = msm_plan_for(c_max);
     nb = ceil_div_u32(nn, CL_TILE);
     static_assert(MSM_ONES_CHUNK >= MSM_SLICE_MAX, "the ones' partial sums fit in run_first");
-    max_slices = msm_max_slices(nn);
+    max_slices = msm_max_slices(ne);
     for (int k = 0; k < MSM_CLASS_LISTS; k++) {
       idx.p[k] = a.take_n<uint32_t>(nn);
       cnt.p[k] = a.take_n<uint32_t>(nb + 1);
       off.p[k] = a.take_n<uint32_t>(nb + 1);
     }
-    keys0 = a.take_n<uint32_t>(nn);
-    keys1 = a.take_n<uint32_t>(nn);
-    vals0 = a.take_n<uint32_t>(nn);
-    vals1 = a.take_n<uint32_t>(nn);
+    keys0 = a.take_n<uint32_t>(ne);
+    keys1 = a.take_n<uint32_t>(ne);
+    vals0 = a.take_n<uint32_t>(ne);
+    vals1 = a.take_n<uint32_t>(ne);
     bstart = a.take_n<uint32_t>(pm.M);
     bend = a.take_n<uint32_t>(pm.M);
     // two windows' buckets at least, MSM_RED_POOL_BYTES' worth where that
@@ -259,8 +298,8 @@ struct msm_scratch {
     segR = a.take_n<P>(bucket_points / 2 / MSM_RED_L + 64);
     horner = a.take_n<P>(1);
     ones_sum = a.take_n<P>(1);
-    affine_ok = msm_affine_for(n);
-    max_chunks = affine_ok ? msm_max_chunks(nn, pm.M) : 0;
+    affine_ok = msm_affine_for(ne);
+    max_chunks = affine_ok ? msm_max_chunks(ne, pm.M) : 0;
     if (affine_ok) {
       ch_cnt = a.take_n<uint32_t>(pm.M + 1);
       ch_off = a.take_n<uint32_t>(pm.M + 1);
@@ -272,7 +311,7 @@ struct msm_scratch {
     // CUB temporary storage: the largest of the sort and the scans.
     size_t sort_b = 0, scan_b = 0;
     cub::DoubleBuffer<uint32_t> dk(keys0, keys1), dv(vals0, vals1);
-    CK(cub::DeviceRadixSort::SortPairs(nullptr, sort_b, dk, dv, (int)nn, 0, (int)c_max, (cudaStream_t)0));
+    CK(cub::DeviceRadixSort::SortPairs(nullptr, sort_b, dk, dv, (int)ne, 0, (int)c_max, (cudaStream_t)0));
     CK(cub::DeviceScan::ExclusiveSum(nullptr, scan_b, cnt.p[0], off.p[0], (int)(nb + 1), (cudaStream_t)0));
     cub_bytes = sort_b;
     if (scan_b > cub_bytes) cub_bytes = scan_b;
@@ -285,10 +324,10 @@ struct msm_scratch {
 };
 
 template <class F>
-uint64_t msm_scratch_bytes(uint64_t n) {
+uint64_t msm_scratch_bytes(uint64_t n, uint32_t split_c = 0) {
   arena a;
   msm_scratch<F> s;
-  s.layout(a, n);
+  s.layout(a, n, split_c);
   return a.used + 256;
 }
 
@@ -312,7 +351,7 @@ __device__ __forceinline__ int scalar_class(const fr_t& s) {
 __global__ void k_class_count(const fr_t* sc, uint32_t n, class_ptrs cnt);
 __global__ void k_class_scatter(const fr_t* sc, uint32_t n, class_ptrs off, class_ptrs idx);
 __global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t* keys,
-                         uint32_t* vals);
+                         uint32_t* vals, uint32_t base_off);
 __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, uint32_t* bstart, uint32_t* bend);
 
 // Minimum resident blocks of 128 threads per SM asked of ptxas for the
@@ -675,6 +714,7 @@ struct msm_info {
   uint64_t n_zero = 0, n_one = 0, n_minus_one = 0, n_other = 0;
   uint32_t window_bits = 0;
   bool batch_affine = false;  // the tail accumulated batch-affine (2')
+  bool split = false;         // ... on split bases (2'')
 };
 
 template <class F>
@@ -776,10 +816,12 @@ uint32_t affine_chunks(msm_scratch<F>& s, const affine_t<F>* bases, const uint32
 // msm_run computes out = sum sc[i] * bases[i] for i < n. sc holds canonical
 // (non-Montgomery) scalars. s must have been laid out for at least n. The
 // call synchronizes `st` once to learn the class counts, and once per
-// window when the tail accumulates batch-affine (the chunk count).
+// window when the tail accumulates batch-affine (the chunk count). split
+// (optional: split->bases holds 2n points, s laid out for its c) runs the
+// tail on split bases (2'') when every scalar is in it, as the H MSM's are.
 template <class F>
 void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F>& s, xyzz_t<F>* out,
-             cudaStream_t st, msm_info* info, const cancel_flag* cancel) {
+             cudaStream_t st, msm_info* info, const cancel_flag* cancel, const msm_split<F>* split = nullptr) {
   using P = xyzz_t<F>;
   if (n > s.n_max) throw error(C2G_ERR_INTERNAL, 0, "msm scratch too small");
   if (n >= (1ull << 31)) throw_invalid("msm: more than 2^31 - 1 points");
@@ -840,47 +882,63 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     return;
   }
 
-  // 3. Pippenger on the rest
-  const bool affine = s.affine_ok && msm_affine_for(n2);
+  // 3. Pippenger on the rest: ne sorted entries per window, n2 of them
+  // (the class list's), or 2 n2 on split bases (2''), every scalar twice,
+  // when the tail is most of the MSM (as the H MSM's is)
+  const bool all_tail = n2 == n32;
+  const bool use_split = split && split->bases && 2ull * n2 >= n && s.split_entries >= 2ull * n2 &&
+                         split->c <= s.c_max && 2ull * n < (1ull << 31);  // base indices below bit 31 (the sign)
+  const affine_t<F>* const tb_bases = use_split ? split->bases : bases;
+  const uint32_t ne = use_split ? 2 * n2 : n2;
+  const bool affine = s.affine_ok && msm_affine_for(ne);
   if (info) info->batch_affine = affine;
   const uint32_t forced = msm_forced_c();
   uint32_t c = forced ? forced : msm_choose_c(n2);
   if (affine && !forced) c = msm_affine_c(c, n2);
+  if (use_split) c = split->c;
   if (c > s.c_max) c = s.c_max;
   const msm_window_plan p = msm_plan_for(c);
-  if (info) info->window_bits = c;
-  const uint32_t K = msm_slice_for(n2);
-  const uint32_t slices = ceil_div_u32(n2, K);
+  const uint32_t nw = use_split ? msm_split_windows(c) : p.W;  // windows run
+  if (info) {
+    info->window_bits = c;
+    info->split = use_split;
+  }
+  const uint32_t K = msm_slice_for(ne);
+  const uint32_t slices = ceil_div_u32(ne, K);
   if (slices > s.max_slices) throw error(C2G_ERR_INTERNAL, 0, "msm: slice scratch too small");
   msm_side_stream side;
-  const uint32_t G = msm_red_group(p, s.bucket_points);
-  for (uint32_t wi = 0; wi < p.W; wi++) {
+  const uint32_t G = msm_red_group(p, nw, s.bucket_points);
+  for (uint32_t wi = 0; wi < nw; wi++) {
     if (cancel) cancel->check();
-    const uint32_t w = p.W - 1 - wi;  // top window first (Horner order)
+    const uint32_t w = nw - 1 - wi;  // top window first (Horner order)
     // window wi's buckets: slot wi % G of group wi / G, in half b of the pool
     const uint32_t grp = wi / G, slot = wi % G, b = grp & 1;
     xyzz_t<F>* const half = s.buckets + (uint64_t)b * G * p.M;
     xyzz_t<F>* const buckets = half + (uint64_t)slot * p.M;
     // every scalar in the tail (the H MSM): the class list is 0 … n - 1
-    const uint32_t* didx = n2 == n32 ? nullptr : s.idx.of(MSM_CLS_OTHER);
-    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w, s.keys0, s.vals0);
+    const uint32_t* didx = all_tail ? nullptr : s.idx.of(MSM_CLS_OTHER);
+    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w, s.keys0, s.vals0, 0u);
     CK_LAUNCH("k_digits");
+    if (use_split) {  // digit w + nw of every scalar, on the second copy (bases n … 2n - 1)
+      C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w + nw, s.keys0 + n2, s.vals0 + n2, n32);
+      CK_LAUNCH("k_digits");
+    }
     cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
     size_t tb = s.cub_bytes;
-    CK(cub::DeviceRadixSort::SortPairs(s.cub_temp, tb, dk, dv, (int)n2, 0, (int)c, st));
+    CK(cub::DeviceRadixSort::SortPairs(s.cub_temp, tb, dk, dv, (int)ne, 0, (int)c, st));
     const uint32_t* keys = dk.Current();
     const uint32_t* vals = dv.Current();
     CK(cudaMemsetAsync(s.bstart, 0, sizeof(uint32_t) * p.M, st));
     CK(cudaMemsetAsync(s.bend, 0, sizeof(uint32_t) * p.M, st));
-    C2G_LAUNCH(k_bucket_bounds, grid_for(n2, 256), 256, 0, st, keys, n2, p.M, s.bstart, s.bend);
+    C2G_LAUNCH(k_bucket_bounds, grid_for(ne, 256), 256, 0, st, keys, ne, p.M, s.bstart, s.bend);
     CK_LAUNCH("k_bucket_bounds");
     // the XYZZ slices (2) run over the sorted points, or over the chunk
     // sums of the batch-affine step (2') with their own bucket bounds
-    const affine_t<F>* xb = bases;
+    const affine_t<F>* xb = tb_bases;
     const uint32_t *xkeys = keys, *xvals = vals, *xstart = s.bstart, *xend = s.bend;
-    uint32_t xn = n2, xK = K, xslices = slices;
+    uint32_t xn = ne, xK = K, xslices = slices;
     if (affine) {
-      xn = affine_chunks<F>(s, bases, keys, vals, n2, p.M, st);
+      xn = affine_chunks<F>(s, tb_bases, keys, vals, ne, p.M, st);
       xb = s.ch_sum, xkeys = s.ch_key, xvals = nullptr, xstart = s.ch_off, xend = s.ch_off + 1;
       xK = msm_slice_for(xn), xslices = ceil_div_u32(xn, xK);
     }
@@ -899,14 +957,14 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     C2G_LAUNCH(k_bucket_fixup<F>, grid_for(p.M, 128), 128, 0, st, xstart, xend, xn, xK, p.M, s.run_first,
                s.run_last, buckets);
     CK_LAUNCH("k_bucket_fixup");
-    if (slot + 1 < G && wi + 1 < p.W) continue;  // the group is not full yet
+    if (slot + 1 < G && wi + 1 < nw) continue;  // the group is not full yet
     CK(cudaEventRecord(side.filled[b], st));
     CK(cudaStreamWaitEvent(side.rs, side.filled[b], 0));
     bucket_reduce<F>(s, half, p.M, slot + 1, c, grp == 0, side.rs);
     CK(cudaEventRecord(side.reduced[b], side.rs));
   }
   // the last group's reduction is the side stream's last work
-  CK(cudaStreamWaitEvent(st, side.reduced[((p.W - 1) / G) & 1], 0));
+  CK(cudaStreamWaitEvent(st, side.reduced[((nw - 1) / G) & 1], 0));
   C2G_LAUNCH(k_add_to<F>, 1, 1, 0, st, s.horner, extra, out);
   CK_LAUNCH("k_add_to");
 }
@@ -960,9 +1018,10 @@ void msm_streamed(const affine_t<F>* host_bases, const fr_t* sc, uint64_t n, msm
 }
 
 extern template void msm_run<fp_t>(const affine_t<fp_t>*, const fr_t*, uint64_t, msm_scratch<fp_t>&, xyzz_t<fp_t>*,
-                                   cudaStream_t, msm_info*, const cancel_flag*);
+                                   cudaStream_t, msm_info*, const cancel_flag*, const msm_split<fp_t>*);
 extern template void msm_run<fp2_t>(const affine_t<fp2_t>*, const fr_t*, uint64_t, msm_scratch<fp2_t>&,
-                                    xyzz_t<fp2_t>*, cudaStream_t, msm_info*, const cancel_flag*);
+                                    xyzz_t<fp2_t>*, cudaStream_t, msm_info*, const cancel_flag*,
+                                    const msm_split<fp2_t>*);
 extern template void msm_streamed<fp_t>(const affine_t<fp_t>*, const fr_t*, uint64_t, msm_scratch<fp_t>&,
                                         affine_t<fp_t>*, affine_t<fp_t>*, uint64_t, xyzz_t<fp_t>*, xyzz_t<fp_t>*,
                                         cudaStream_t, cudaStream_t, cudaEvent_t*, msm_info*, const cancel_flag*);

@@ -65,21 +65,22 @@ __global__ void __launch_bounds__(CL_THREADS) k_class_scatter(const fr_t* sc, ui
 }
 
 // Signed digit of window w of scalar idx[j]: key = |digit| - 1 (or the
-// sentinel M = 2^(c-1) for a zero digit, sorted last), val = base index with
-// the sign in bit 31.
+// sentinel M = 2^(c-1) for a zero digit, sorted last), val = base index
+// (plus base_off: the second copy of split bases) with the sign in bit 31.
 __global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t* keys,
-                         uint32_t* vals) {
+                         uint32_t* vals, uint32_t base_off) {
   uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= n) return;
   uint32_t i = idx ? idx[j] : j;
   fr_t s = ldg_vec(sc + i);
   const int32_t d = signed_digit(s.v, c, w);
+  const uint32_t b = i + base_off;
   if (d == 0) {
     keys[j] = 1u << (c - 1);
-    vals[j] = i;
+    vals[j] = b;
   } else {
     keys[j] = (uint32_t)(d < 0 ? -d : d) - 1;
-    vals[j] = i | (d < 0 ? 0x80000000u : 0u);
+    vals[j] = b | (d < 0 ? 0x80000000u : 0u);
   }
 }
 

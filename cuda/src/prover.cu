@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "prover.cuh"
+#include "split.cuh"
 #include "staging.cuh"
 
 namespace c2g {
@@ -208,6 +209,48 @@ static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
   k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
 }
 
+// Split bases (msm.cuh, 2''): the H MSM runs half the windows over twice
+// the points, on a copy of the H query doubled c·w/2 times beside it — the
+// 32 GiB shape's H MSM at c = 22 in 6 windows of 2^28 entries instead of
+// 13 of 2^27 (perf/cuda.md, eighteenth session), for 12.9 GB more of
+// device memory. C2G_MSM_SPLIT=on|off|auto (environment, read by
+// key_create): auto (the default) splits an H query of MSM_SPLIT_WIDE_MIN
+// points or more when, with the copy made, the device still has room for
+// two tasks laid out for it; on splits any (tests), off none. Device
+// residency only. The copy is made on the device (shift doublings per
+// point: a few seconds at 2^27), in a new array of 2 (domain - 1) points
+// whose first half the H query moves into (a key-owned copy is freed).
+static void key_decide_split(c2g_key* k, cudaStream_t st) {
+  const int mode = env_on_off("C2G_MSM_SPLIT", true);
+  const uint64_t nh = k->domain - 1;
+  if (mode == 0 || k->residency != C2G_RESIDENCY_DEVICE || nh == 0 || 2 * nh >= (1ull << 31)) return;
+  if (mode < 0 && nh < MSM_SPLIT_WIDE_MIN) return;
+  const uint32_t c = msm_split_c(nh);
+  const uint64_t bytes = 2 * nh * sizeof(g1_affine);
+  if (mode < 0) {
+    k->h_split_c = c;  // plan the tasks as split
+    const uint64_t need = bytes + 2 * planned_task_bytes(k, true);
+    k->h_split_c = 0;
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    if (free_b + pool_unused_bytes(k->device) < need) return;
+  }
+  void* p = nullptr;
+  CK(cudaMalloc(&p, bytes));
+  k->owned.push_back(p);
+  msm_split_bases<fp_t>(k->h, nh, msm_split_shift(c), (g1_affine*)p, st);
+  CK(cudaStreamSynchronize(st));
+  // a query the key uploaded itself is not needed twice
+  for (auto it = k->owned.begin(); it != k->owned.end(); ++it)
+    if (*it == (const void*)k->h) {
+      CK(cudaFree(*it));
+      k->owned.erase(it);
+      break;
+    }
+  k->h = k->h_split = (const g1_affine*)p;
+  k->h_split_c = c;
+}
+
 c2g_key* key_create(int device, const c2g_key_desc& d) {
   validate_desc(device, d);
   const int overlap = env_on_off("C2G_OVERLAP", true);
@@ -247,6 +290,7 @@ c2g_key* key_create(int device, const c2g_key_desc& d) {
   k->a = (const g1_affine*)ptrs[2];
   k->bg1 = (const g1_affine*)ptrs[3];
   k->bg2 = (const g2_affine*)ptrs[4];
+  key_decide_split(k.get(), sg.s);
   key_decide_overlap(k.get(), overlap);
   return k.release();
 }
@@ -299,7 +343,7 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L, bool overlap) 
   // which holds the staging buffers)
   arena hm = a;
   if (!pinned) {
-    L.hmsm_bytes = msm_scratch_bytes<fp_t>(n - 1);
+    L.hmsm_bytes = msm_scratch_bytes<fp_t>(n - 1, k->h_split_c);
     L.hmsm_base = (char*)hm.take(L.hmsm_bytes);
   }
   // region Y: the other MSMs (and the H MSM when pinned)
@@ -507,7 +551,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
 
 template <class F>
 static void run_msm(c2g_task* t, char* base, uint64_t bytes, const affine_t<F>* bases, const fr_t* sc, uint64_t n,
-                    xyzz_t<F>* out, cudaStream_t st) {
+                    xyzz_t<F>* out, cudaStream_t st, const msm_split<F>* split = nullptr, msm_info* info = nullptr) {
   task_layout& L = t->lay;
   arena a;
   a.base = base;
@@ -517,10 +561,10 @@ static void run_msm(c2g_task* t, char* base, uint64_t bytes, const affine_t<F>* 
   if (k->residency == C2G_RESIDENCY_PINNED) {
     s.layout(a, n < k->stream_chunk ? n : k->stream_chunk);
     msm_streamed<F>(bases, sc, n, s, (affine_t<F>*)L.stage[0], (affine_t<F>*)L.stage[1], k->stream_chunk,
-                    (xyzz_t<F>*)L.chunk_out, out, st, t->copy_stream, t->ev, nullptr, &t->cancel);
+                    (xyzz_t<F>*)L.chunk_out, out, st, t->copy_stream, t->ev, info, &t->cancel);
   } else {
-    s.layout(a, n);
-    msm_run<F>(bases, sc, n, s, out, st, nullptr, &t->cancel);
+    s.layout(a, n, split ? split->c : 0);
+    msm_run<F>(bases, sc, n, s, out, st, info, &t->cancel, split);
   }
 }
 
@@ -554,7 +598,11 @@ static void compute_h_part(c2g_task* t, cudaStream_t st, event_pair& e_h, event_
     throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
   t->cancel.check();
   e_mh.start(st);
-  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, n - 1, L.res_g1 + 0, st);
+  const msm_split<fp_t> split{k->h_split, k->h_split_c};
+  msm_info info;
+  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, n - 1, L.res_g1 + 0, st, k->h_split ? &split : nullptr,
+                &info);
+  t->results.msm_h_split_bits = info.split ? info.window_bits : 0;
   e_mh.stop(st);
   t->cancel.check();
 }

@@ -319,6 +319,8 @@ type rawResults struct {
 	codedBytes, otherValues  int64
 	// the L, A and B MSMs ran beside H and the H MSM
 	overlapped bool
+	// the H MSM's window when it ran on split bases (0: not split)
+	hSplitBits int
 }
 
 func (t *task) DeviceBytes() int64        { return t.bytes }
@@ -438,6 +440,16 @@ func (t *task) DeviceMillis() (upload, compute float64) {
 // the H MSM (the key's choice at Load: docs/cuda.md, "Key residency and
 // memory plan"); false before Compute.
 func (t *task) Overlapped() bool { return t.res != nil && t.res.overlapped }
+
+// HSplitBits reports the window of the H MSM when it ran on the key's
+// split bases (C2G_MSM_SPLIT, docs/cuda.md "MSM"), 0 when it did not or
+// before Compute.
+func (t *task) HSplitBits() int {
+	if t.res == nil {
+		return 0
+	}
+	return t.res.hSplitBits
+}
 
 // Finish assembles the proof on the host from the device's sums.
 func (t *task) Finish(ctx context.Context) (*groth16.Proof, error) {

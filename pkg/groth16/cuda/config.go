@@ -109,5 +109,6 @@ type MSMStats struct {
 	Zero, One, MinusOne, Other int64   // scalar classes: 0, 1, r − 1 (sums of bases), the rest (Pippenger)
 	WindowBits                 int     // Pippenger window of the rest
 	BatchAffine                bool    // that part accumulated batch-affine (C2G_MSM_AFFINE)
+	Split                      bool    // ... on split bases (C2G_MSM_SPLIT=on, G1)
 	DeviceMillis               float64 // device time (events) of the MSM itself
 }

@@ -288,7 +288,8 @@ func (a *api) msm(dev, group int, bases, scalars cBuffer, n int64, out unsafe.Po
 		return MSMStats{}, err
 	}
 	return MSMStats{Zero: int64(s.n_zero), One: int64(s.n_one), MinusOne: int64(s.n_minus_one), Other: int64(s.n_other),
-		WindowBits: int(s.window_bits), BatchAffine: s.batch_affine != 0, DeviceMillis: float64(s.ms)}, nil
+		WindowBits: int(s.window_bits), BatchAffine: s.batch_affine != 0, Split: s.split != 0,
+		DeviceMillis: float64(s.ms)}, nil
 }
 
 // fixedBase passes Go memory (table, scalars, out), pinned for the call.
@@ -488,6 +489,7 @@ func (a *api) taskResults(dev int, t cTask) (*rawResults, error) {
 	out.directBytes, out.stagedBytes = int64(r.upload_direct_bytes), int64(r.upload_staged_bytes)
 	out.codedBytes, out.otherValues = int64(r.upload_coded_bytes), int64(r.upload_other_values)
 	out.overlapped = r.msms_overlapped != 0
+	out.hSplitBits = int(r.msm_h_split_bits)
 	out.ms = [8]float64{float64(r.ms_upload), float64(r.ms_h), float64(r.ms_msm_h), float64(r.ms_msm_l),
 		float64(r.ms_msm_a), float64(r.ms_msm_b_g1), float64(r.ms_msm_b_g2), float64(r.ms_compute)}
 	return out, nil

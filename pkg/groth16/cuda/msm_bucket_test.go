@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -130,4 +131,65 @@ func TestMSMReductionGroups(t *testing.T) {
 	t.Setenv("C2G_MSM_WINDOW_BITS", "18")
 	got2, _ := gpuMSMG2(t, lib, dev, pts2, sc[:len(pts2)])
 	require.True(t, got2.Equal(&want2), "g2 at c = 18 (groups of 5 windows)")
+}
+
+// TestMSMSplitBases runs G1 MSMs on split bases (C2G_MSM_SPLIT=on: the
+// library makes the copy 2^(c·h)·P_i on the device, then each of h windows
+// sorts digit w of every scalar on P_i and digit w + h on the copy) against
+// gnark-crypto: window counts even and odd (c = 7: 37 windows, so the
+// copy's last window lies past the scalars' top), XYZZ and batch-affine
+// accumulation, every scalar in the tail and a tail that is a class list
+// (a tenth 0, 1 or r − 1), and a tail under half the MSM, which runs the
+// plain way.
+func TestMSMSplitBases(t *testing.T) {
+	lib, dev := gpu(t)
+	n := sized(2000, 240)
+	pts := randomPointsG1(n)
+	scs := map[string][]fr.Element{"random": randomScalars(n)}
+	var one, minusOne fr.Element
+	one.SetOne()
+	minusOne.Neg(&one)
+	mixed := slices.Clone(scs["random"])
+	for i := 0; i < n; i += 10 {
+		mixed[i] = []fr.Element{{}, one, minusOne}[(i/10)%3]
+	}
+	scs["classes"] = mixed
+	sparse := slices.Clone(scs["random"])
+	for i := range sparse {
+		if i%4 != 0 {
+			sparse[i] = fr.Element{}
+		}
+	}
+	t.Setenv("C2G_MSM_SPLIT", "on")
+	for _, c := range []int{5, 7, 8, 13} {
+		for _, aff := range []string{"off", "on"} {
+			t.Setenv("C2G_MSM_WINDOW_BITS", fmt.Sprint(c))
+			t.Setenv("C2G_MSM_AFFINE", aff)
+			for name, sc := range scs {
+				t.Run(fmt.Sprintf("c%d/affine-%s/%s", c, aff, name), func(t *testing.T) {
+					got, st := gpuMSMG1(t, lib, dev, pts, sc)
+					require.True(t, st.Split, "stats %+v", st)
+					require.Equal(t, c, st.WindowBits)
+					want := naiveG1(pts, sc)
+					require.True(t, got.Equal(&want))
+				})
+			}
+		}
+	}
+	t.Setenv("C2G_MSM_WINDOW_BITS", "8")
+	t.Setenv("C2G_MSM_AFFINE", "")
+	got, st := gpuMSMG1(t, lib, dev, pts, sparse)
+	require.False(t, st.Split, "a quarter of the scalars in the tail: %+v", st)
+	want := naiveG1(pts, sparse)
+	require.True(t, got.Equal(&want), "sparse")
+	// G2 has no split bases; unset (as auto) and off split no standalone MSM
+	_, st = gpuMSMG2(t, lib, dev, randomPointsG2(16), scs["random"][:16])
+	require.False(t, st.Split, "g2")
+	for _, mode := range []string{"", "off"} {
+		t.Setenv("C2G_MSM_SPLIT", mode)
+		got, st = gpuMSMG1(t, lib, dev, pts, scs["random"])
+		require.False(t, st.Split, "C2G_MSM_SPLIT=%q", mode)
+		want = naiveG1(pts, scs["random"])
+		require.True(t, got.Equal(&want), "C2G_MSM_SPLIT=%q", mode)
+	}
 }

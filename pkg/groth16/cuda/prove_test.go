@@ -112,8 +112,10 @@ func TestProveMatchesCPU(t *testing.T) {
 		chunk  int
 		lanes  string // C2G_UPLOAD_THREADS: the witness upload's host threads
 		serial bool   // C2G_OVERLAP=off: the MSMs one after another
-	}{{"device", ResidencyDevice, 0, "1", false}, {"device-upload-lanes-serial", ResidencyDevice, 0, "5", true},
-		{"pinned", ResidencyPinned, 0, "", false}, {"pinned-chunks", ResidencyPinned, 1200, "", false}} {
+		split  bool   // C2G_MSM_SPLIT=on: the H MSM on split bases (auto leaves a key this small unsplit)
+	}{{"device", ResidencyDevice, 0, "1", false, false}, {"device-upload-lanes-serial", ResidencyDevice, 0, "5", true, false},
+		{"device-split", ResidencyDevice, 0, "", false, true}, {"device-split-serial", ResidencyDevice, 0, "", true, true},
+		{"pinned", ResidencyPinned, 0, "", false, false}, {"pinned-chunks", ResidencyPinned, 1200, "", false, false}} {
 		res := c.res
 		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
@@ -122,6 +124,9 @@ func TestProveMatchesCPU(t *testing.T) {
 			}
 			if c.serial {
 				t.Setenv("C2G_OVERLAP", "off")
+			}
+			if c.split {
+				t.Setenv("C2G_MSM_SPLIT", "on")
 			}
 			var last [2]int64
 			// pinned-chunks streams the large queries in two chunks
@@ -147,6 +152,11 @@ func TestProveMatchesCPU(t *testing.T) {
 			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
 			// auto overlaps where resident with room for two such tasks (here)
 			require.Equal(t, res == ResidencyDevice && !c.serial, task.(interface{ Overlapped() bool }).Overlapped())
+			if hs := task.(interface{ HSplitBits() int }).HSplitBits(); c.split {
+				require.Positive(t, hs, "the H MSM on split bases")
+			} else {
+				require.Zero(t, hs, "no split bases")
+			}
 			tm := task.Timings()
 			require.Positive(t, tm.Compute)
 			require.Positive(t, tm.MSMH)

@@ -527,10 +527,14 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 		if task.(interface{ Overlapped() bool }).Overlapped() {
 			lab = "beside"
 		}
+		split := ""
+		if c := task.(interface{ HSplitBits() int }).HSplitBits(); c > 0 {
+			split = fmt.Sprintf(" on split bases, c=%d", c)
+		}
 		task.Release()
-		fmt.Fprintf(out, "partition rep %d: upload %v compute %v (h %v, msm h %v; l %v a %v b_g1 %v b_g2 %v %s them) finish %v total %v\n",
+		fmt.Fprintf(out, "partition rep %d: upload %v compute %v (h %v, msm h %v%s; l %v a %v b_g1 %v b_g2 %v %s them) finish %v total %v\n",
 			r, tm.Upload.Round(time.Millisecond), tm.Compute.Round(time.Millisecond), tm.H.Round(time.Millisecond),
-			tm.MSMH.Round(time.Millisecond), tm.MSML.Round(time.Millisecond), tm.MSMA.Round(time.Millisecond),
+			tm.MSMH.Round(time.Millisecond), split, tm.MSML.Round(time.Millisecond), tm.MSMA.Round(time.Millisecond),
 			tm.MSMBG1.Round(time.Millisecond), tm.MSMBG2.Round(time.Millisecond), lab, tm.Finish.Round(time.Millisecond),
 			el.Round(time.Millisecond))
 		if r == 0 {
