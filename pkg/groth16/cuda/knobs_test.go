@@ -63,6 +63,8 @@ func TestTuningKnobsRefuseBadValues(t *testing.T) {
 		{"C2G_UPLOAD_CODES", "auto", "want on or off", upload},
 		{"C2G_POOL_KEEP", "all", "want on or off", upload},
 		{"C2G_OVERLAP", "yes", "want on, off or auto", upload},
+		{"C2G_MSM_SPLIT", "yes", "want on, off or auto", msm},
+		{"C2G_MSM_SPLIT", "2", "want on, off or auto", upload},
 	} {
 		t.Run(c.knob+"="+c.bad, func(t *testing.T) {
 			t.Setenv(c.knob, c.bad)
