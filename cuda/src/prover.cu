@@ -210,7 +210,8 @@ static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
 }
 
 // Split bases (msm.cuh, 2''): the H MSM runs half the windows over twice
-// the points, on a copy of the H query doubled c·w/2 times beside it — the
+// the points, on a copy of the H query doubled c·h times beside it (h =
+// ceil(W / 2) of the window's W: msm_split_shift) — the
 // 32 GiB shape's H MSM at c = 22 in 6 windows of 2^28 entries instead of
 // 13 of 2^27 (perf/cuda.md, eighteenth session), for 12.9 GB more of
 // device memory. C2G_MSM_SPLIT=on|off|auto (environment, read by
