@@ -96,4 +96,8 @@ type Timings struct {
 	// buffers) and the device expanded: of those only the values coded
 	// other crossed the link.
 	UploadCodedBytes int64
+	// MSMHSplitBits is the window of the H MSM when it ran on split bases
+	// (the cuda backend's resident keys, C2G_MSM_SPLIT: docs/cuda.md), 0
+	// when it did not.
+	MSMHSplitBits int
 }

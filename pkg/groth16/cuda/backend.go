@@ -418,6 +418,7 @@ func (t *task) Compute(ctx context.Context) error {
 	t.timings.Compute = time.Since(start)
 	t.timings.UploadDirectBytes = res.directBytes
 	t.timings.UploadCodedBytes = res.codedBytes
+	t.timings.MSMHSplitBits = res.hSplitBits
 	t.timings.H = msDuration(res.ms[1])
 	t.timings.MSMH = msDuration(res.ms[2])
 	t.timings.MSML = msDuration(res.ms[3])

@@ -152,12 +152,14 @@ func TestProveMatchesCPU(t *testing.T) {
 			require.NoError(t, groth16.Verify(&f.pk.VK, got, public))
 			// auto overlaps where resident with room for two such tasks (here)
 			require.Equal(t, res == ResidencyDevice && !c.serial, task.(interface{ Overlapped() bool }).Overlapped())
-			if hs := task.(interface{ HSplitBits() int }).HSplitBits(); c.split {
+			hs := task.(interface{ HSplitBits() int }).HSplitBits()
+			if c.split {
 				require.Positive(t, hs, "the H MSM on split bases")
 			} else {
 				require.Zero(t, hs, "no split bases")
 			}
 			tm := task.Timings()
+			require.Equal(t, hs, tm.MSMHSplitBits)
 			require.Positive(t, tm.Compute)
 			require.Positive(t, tm.MSMH)
 		})

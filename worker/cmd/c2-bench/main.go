@@ -850,6 +850,7 @@ func (b *bench) provePartition(ctx context.Context, rs *runState, s *node.Slot, 
 	pt.DeviceS = pt.Upload + pt.Compute
 	pt.UploadDirect, pt.UploadCoded = bt.UploadDirectBytes, bt.UploadCodedBytes
 	pt.H, pt.MSMH, pt.MSML, pt.MSMA, pt.MSMBG1, pt.MSMBG2 = secs(bt.H), secs(bt.MSMH), secs(bt.MSML), secs(bt.MSMA), secs(bt.MSMBG1), secs(bt.MSMBG2)
+	pt.MSMHSplit = bt.MSMHSplitBits
 	pt.DeviceBytes = res.Interlock.DeviceBytes
 	if pt.taskEnd.IsZero() && !pt.uploadStart.IsZero() {
 		pt.taskEnd = end

@@ -217,6 +217,8 @@ type Partition struct {
 	DeviceS     float64 `json:"device_s"` // upload + compute
 	H           float64 `json:"h_s,omitempty"`
 	MSMH        float64 `json:"msm_h_s,omitempty"`
+	// MSMHSplit is the H MSM's window when it ran on split bases (cuda)
+	MSMHSplit   int     `json:"msm_h_split_bits,omitempty"`
 	MSML        float64 `json:"msm_l_s,omitempty"`
 	MSMA        float64 `json:"msm_a_s,omitempty"`
 	MSMBG1      float64 `json:"msm_b_g1_s,omitempty"`
