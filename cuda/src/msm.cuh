@@ -351,7 +351,7 @@ __device__ __forceinline__ int scalar_class(const fr_t& s) {
 __global__ void k_class_count(const fr_t* sc, uint32_t n, class_ptrs cnt);
 __global__ void k_class_scatter(const fr_t* sc, uint32_t n, class_ptrs off, class_ptrs idx);
 __global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t* keys,
-                         uint32_t* vals, uint32_t base_off);
+                         uint32_t* vals, uint32_t w2, uint32_t split_off);
 __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, uint32_t* bstart, uint32_t* bend);
 
 // Minimum resident blocks of 128 threads per SM asked of ptxas for the
@@ -917,12 +917,11 @@ void msm_run(const affine_t<F>* bases, const fr_t* sc, uint64_t n, msm_scratch<F
     xyzz_t<F>* const buckets = half + (uint64_t)slot * p.M;
     // every scalar in the tail (the H MSM): the class list is 0 … n - 1
     const uint32_t* didx = all_tail ? nullptr : s.idx.of(MSM_CLS_OTHER);
-    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w, s.keys0, s.vals0, 0u);
+    // on split bases also digit w + nw of every scalar, on the second copy
+    // (bases n … 2n - 1), as entries n2 … 2 n2 - 1
+    C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w, s.keys0, s.vals0, w + nw,
+               use_split ? n32 : 0u);
     CK_LAUNCH("k_digits");
-    if (use_split) {  // digit w + nw of every scalar, on the second copy (bases n … 2n - 1)
-      C2G_LAUNCH(k_digits, grid_for(n2, 256), 256, 0, st, sc, didx, n2, c, w + nw, s.keys0 + n2, s.vals0 + n2, n32);
-      CK_LAUNCH("k_digits");
-    }
     cub::DoubleBuffer<uint32_t> dk(s.keys0, s.keys1), dv(s.vals0, s.vals1);
     size_t tb = s.cub_bytes;
     CK(cub::DeviceRadixSort::SortPairs(s.cub_temp, tb, dk, dv, (int)ne, 0, (int)c, st));

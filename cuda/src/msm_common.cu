@@ -64,24 +64,31 @@ __global__ void __launch_bounds__(CL_THREADS) k_class_scatter(const fr_t* sc, ui
   }
 }
 
-// Signed digit of window w of scalar idx[j]: key = |digit| - 1 (or the
-// sentinel M = 2^(c-1) for a zero digit, sorted last), val = base index
-// (plus base_off: the second copy of split bases) with the sign in bit 31.
+// The sort entry of signed digit d on base b: key = |d| - 1 (or the
+// sentinel M = 2^(c-1) for a zero digit, sorted last), val = b with the
+// sign in bit 31.
+__device__ __forceinline__ void digit_entry(int32_t d, uint32_t b, uint32_t c, uint32_t* key, uint32_t* val) {
+  if (d == 0) {
+    *key = 1u << (c - 1);
+    *val = b;
+  } else {
+    *key = (uint32_t)(d < 0 ? -d : d) - 1;
+    *val = b | (d < 0 ? 0x80000000u : 0u);
+  }
+}
+
+// Entry j: window w of scalar idx[j] on base idx[j]; on split bases
+// (split_off = n_all, the second copy's offset) also entry n + j: window
+// w2 of the same scalar on base split_off + idx[j] — one read of the
+// scalar for both (k_digits is memory-bound).
 __global__ void k_digits(const fr_t* sc, const uint32_t* idx, uint32_t n, uint32_t c, uint32_t w, uint32_t* keys,
-                         uint32_t* vals, uint32_t base_off) {
+                         uint32_t* vals, uint32_t w2, uint32_t split_off) {
   uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= n) return;
   uint32_t i = idx ? idx[j] : j;
   fr_t s = ldg_vec(sc + i);
-  const int32_t d = signed_digit(s.v, c, w);
-  const uint32_t b = i + base_off;
-  if (d == 0) {
-    keys[j] = 1u << (c - 1);
-    vals[j] = b;
-  } else {
-    keys[j] = (uint32_t)(d < 0 ? -d : d) - 1;
-    vals[j] = b | (d < 0 ? 0x80000000u : 0u);
-  }
+  digit_entry(signed_digit(s.v, c, w), i, c, keys + j, vals + j);
+  if (split_off) digit_entry(signed_digit(s.v, c, w2), i + split_off, c, keys + n + j, vals + n + j);
 }
 
 __global__ void k_bucket_bounds(const uint32_t* keys, uint32_t n, uint32_t M, uint32_t* bstart, uint32_t* bend) {
