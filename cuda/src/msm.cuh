@@ -49,9 +49,9 @@
 //     scalar i on P_i, digit w + h on Q_i): half the windows, each over
 //     twice the points, so the same point additions but half the bucket
 //     sets — a wider window (c = 22, 12 windows → 6 of 2^28 entries at
-//     2^27 points) costs what a narrower one did (2^27 random: 683 → ~626
-//     ms modeled from a 2^28 MSM at c = 22, perf/cuda.md, eighteenth
-//     session). The copy costs the bases' memory once more.
+//     2^27 points) costs what a narrower one did (2^27 random on an H200:
+//     683 → 620 ms, perf/cuda.md, eighteenth session). The copy costs the
+//     bases' memory once more.
 // Accumulators are XYZZ (affine in 2'); every kernel is deterministic in its
 // result.
 #pragma once

@@ -248,7 +248,7 @@ static void key_decide_split(c2g_key* k, cudaStream_t st) {
       k->owned.erase(it);
       break;
     }
-  k->h = k->h_split = (const g1_affine*)p;
+  k->h = (const g1_affine*)p;
   k->h_split_c = c;
 }
 
@@ -599,9 +599,9 @@ static void compute_h_part(c2g_task* t, cudaStream_t st, event_pair& e_h, event_
     throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
   t->cancel.check();
   e_mh.start(st);
-  const msm_split<fp_t> split{k->h_split, k->h_split_c};
+  const msm_split<fp_t> split{k->h, k->h_split_c};
   msm_info info;
-  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, n - 1, L.res_g1 + 0, st, k->h_split ? &split : nullptr,
+  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, n - 1, L.res_g1 + 0, st, k->h_split_c ? &split : nullptr,
                 &info);
   t->results.msm_h_split_bits = info.split ? info.window_bits : 0;
   e_mh.stop(st);

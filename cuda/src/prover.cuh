@@ -30,10 +30,9 @@ struct c2g_key {
   uint64_t stream_chunk = 0;  // points per staging chunk (pinned residency)
   // tasks run the L, A and B MSMs beside H (C2G_OVERLAP; prover.cu)
   bool overlap = false;
-  // the H MSM on split bases (C2G_MSM_SPLIT; prover.cu, msm.cuh 2''):
-  // h_split holds 2 (domain - 1) points, h and 2^(c w) h for its window c
-  // (h_split_c, 0 when not split); h points at its first half then
-  const c2g::g1_affine* h_split = nullptr;
+  // the H MSM on split bases (C2G_MSM_SPLIT; prover.cu, msm.cuh 2''): the
+  // window c they were made for, 0 when not split; then h holds 2 (domain
+  // - 1) points, the H query and its copy 2^msm_split_shift(c) H
   uint32_t h_split_c = 0;
 };
 

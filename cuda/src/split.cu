@@ -15,13 +15,9 @@ __global__ void __launch_bounds__(128) k_split_shift(const affine_t<F>* __restri
   xyzz_t<F> p[SPLIT_BATCH];
   for (uint32_t k = 0; k < SPLIT_BATCH; k++) {
     p[k] = xyzz_t<F>::inf();
-    if (first + k >= n || shift == 0) {
-      if (first + k < n) p[k] = xyzz_t<F>::from_affine(ldg_vec(in + first + k));
-      continue;
-    }
-    xyzz_t<F> q = xyzz_t<F>::dbl_affine(ldg_vec(in + first + k));
-    for (uint32_t d = 1; d < shift; d++) q = q.dbl();
-    p[k] = q;
+    if (first + k >= n) continue;
+    p[k] = xyzz_t<F>::from_affine(ldg_vec(in + first + k));
+    for (uint32_t d = 0; d < shift; d++) p[k] = p[k].dbl();
   }
   batch_to_affine(p, out, first, n);
 }

@@ -442,16 +442,6 @@ func (t *task) DeviceMillis() (upload, compute float64) {
 // memory plan"); false before Compute.
 func (t *task) Overlapped() bool { return t.res != nil && t.res.overlapped }
 
-// HSplitBits reports the window of the H MSM when it ran on the key's
-// split bases (C2G_MSM_SPLIT, docs/cuda.md "MSM"), 0 when it did not or
-// before Compute.
-func (t *task) HSplitBits() int {
-	if t.res == nil {
-		return 0
-	}
-	return t.res.hSplitBits
-}
-
 // Finish assembles the proof on the host from the device's sums.
 func (t *task) Finish(ctx context.Context) (*groth16.Proof, error) {
 	if t.released {

@@ -528,7 +528,7 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 			lab = "beside"
 		}
 		split := ""
-		if c := task.(interface{ HSplitBits() int }).HSplitBits(); c > 0 {
+		if c := tm.MSMHSplitBits; c > 0 {
 			split = fmt.Sprintf(" on split bases, c=%d", c)
 		}
 		task.Release()
