@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
@@ -51,20 +52,65 @@ func (b *cpuBackend) Load(ctx context.Context, pk *ProvingKey) (Key, error) {
 	if err := CheckProvingKey(pk); err != nil {
 		return nil, err
 	}
-	n := len(pk.H) + 1
-	return &cpuKey{cfg: b.cfg, pk: pk, domain: fft.NewDomain(uint64(n))}, nil
+	return &cpuKey{cfg: b.cfg, pk: pk, domain: fft.NewDomain(uint64(pk.DomainSize()))}, nil
+}
+
+// DomainSize is the key's evaluation domain n: len(H) + 1 for HMonomial,
+// len(H) for HCosetLagrange.
+func (pk *ProvingKey) DomainSize() int {
+	if pk.HForm == HCosetLagrange {
+		return len(pk.H)
+	}
+	return len(pk.H) + 1
+}
+
+// InputL is Σ input_k·lInput_k, what a key in HCosetLagrange form adds to
+// the L sum from the public inputs (ProvingKey.LInput; the identity when
+// lInput is empty, HMonomial). Backends compute it on the host: a
+// partition has a few hundred inputs at most.
+func InputL(lInput []curve.G1Affine, input []fr.Element) (curve.G1Jac, error) {
+	var sum curve.G1Jac
+	if len(lInput) == 0 {
+		return sum, nil
+	}
+	if len(input) != len(lInput) {
+		return sum, fmt.Errorf("%w: %d inputs, key's l_input has %d points", ErrShape, len(input), len(lInput))
+	}
+	var aff curve.G1Affine
+	if _, err := aff.MultiExp(lInput, input, ecc.MultiExpConfig{}); err != nil {
+		return sum, err
+	}
+	sum.FromAffine(&aff)
+	return sum, nil
 }
 
 // CheckProvingKey validates the relations between pk's section lengths: h
-// of a power of two minus one points (domain ≤ 2^32), a non-empty ic, b_g1
-// and b_g2 of one length, a at least as long as ic. Errors wrap ErrShape.
+// of a power of two minus one points (HMonomial) or of a power of two
+// (HCosetLagrange; domain ≤ 2^32), a non-empty ic, l_input as long as ic
+// (HCosetLagrange) or empty, b_g1 and b_g2 of one length, a at least as
+// long as ic. Errors wrap ErrShape.
 func CheckProvingKey(pk *ProvingKey) error {
 	if pk == nil {
 		return fmt.Errorf("%w: nil proving key", ErrShape)
 	}
-	n := len(pk.H) + 1
-	if n < 2 || n&(n-1) != 0 {
-		return fmt.Errorf("%w: h has %d points, want a power of two minus one", ErrShape, len(pk.H))
+	n := pk.DomainSize()
+	switch pk.HForm {
+	case HMonomial:
+		if n < 2 || n&(n-1) != 0 {
+			return fmt.Errorf("%w: h has %d points, want a power of two minus one", ErrShape, len(pk.H))
+		}
+		if len(pk.LInput) != 0 {
+			return fmt.Errorf("%w: l_input has %d points in a key of monomial form", ErrShape, len(pk.LInput))
+		}
+	case HCosetLagrange:
+		if n < 2 || n&(n-1) != 0 {
+			return fmt.Errorf("%w: h has %d points, want a power of two (coset-Lagrange form)", ErrShape, len(pk.H))
+		}
+		if len(pk.LInput) != len(pk.VK.IC) {
+			return fmt.Errorf("%w: l_input has %d points, want one per input (%d)", ErrShape, len(pk.LInput), len(pk.VK.IC))
+		}
+	default:
+		return fmt.Errorf("%w: unknown H form %v", ErrShape, pk.HForm)
 	}
 	if n > 1<<32 { // Fr has 2-adicity 32
 		return fmt.Errorf("%w: domain %d too large", ErrShape, n)
@@ -116,8 +162,8 @@ func CheckSynthesized(pk *ProvingKey, w *Synthesized) error {
 	case w.NumConstraints < 0 || len(w.A) != rows || len(w.B) != rows || len(w.C) != rows:
 		return fmt.Errorf("%w: a, b, c have %d, %d, %d rows, want constraints + inputs = %d",
 			ErrShape, len(w.A), len(w.B), len(w.C), rows)
-	case rows > len(pk.H)+1:
-		return fmt.Errorf("%w: %d rows exceed the key's domain %d", ErrShape, rows, len(pk.H)+1)
+	case rows > pk.DomainSize():
+		return fmt.Errorf("%w: %d rows exceed the key's domain %d", ErrShape, rows, pk.DomainSize())
 	case w.ADensityAux.Len != nAux || !w.ADensityAux.Valid():
 		return fmt.Errorf("%w: a density has %d bits (%d words), want %d bits and none set beyond", ErrShape, w.ADensityAux.Len, len(w.ADensityAux.Words), nAux)
 	case w.BDensityAux.Len != nAux || !w.BDensityAux.Valid():
@@ -173,7 +219,12 @@ func (k *cpuKey) Prepare(ctx context.Context, w *Synthesized, rnd Randomness) (T
 		t.bScalars = appendDense(t.bScalars, w.Aux, w.BDensityAux)
 	}()
 	t.aux = w.Aux
+	inputL, err := InputL(k.pk.LInput, w.Input)
 	wg.Wait()
+	if err != nil {
+		return nil, err
+	}
+	t.inputL = inputL
 	t.timings.Prepare = time.Since(start)
 	return t, nil
 }
@@ -199,6 +250,8 @@ type cpuTask struct {
 	aScalars, bScalars []fr.Element
 	aux                []fr.Element
 
+	// inputL is Σ input_k·LInput_k (ProvingKey.InputL), added to sumL.
+	inputL                  curve.G1Jac
 	computed                bool
 	sumH, sumL, sumA, sumB1 curve.G1Jac
 	sumB2                   curve.G2Jac
@@ -282,7 +335,13 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 	run(&t.timings.MSMA, func() error { return msmWitness(mctx, &t.sumA, pk.A, t.aScalars, g1Tasks) })
 	run(&t.timings.MSMBG1, func() error { return msmWitness(mctx, &t.sumB1, pk.BG1, t.bScalars, g1Tasks) })
 	hStart := time.Now()
-	h, err := computeH(ctx, t.key.domain, &t.abc, nw)
+	var h []fr.Element
+	var err error
+	if pk.HForm == HCosetLagrange {
+		h, err = cosetProducts(ctx, t.key.domain, &t.abc, nw)
+	} else {
+		h, err = computeH(ctx, t.key.domain, &t.abc, nw)
+	}
 	t.timings.H = time.Since(hStart)
 	if err != nil {
 		cancel()
@@ -360,6 +419,51 @@ func computeH(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) 
 	return a[:n-1], nil
 }
 
+// cosetProducts returns A(g·ω^i)·B(g·ω^i) for i < n, the H MSM's scalars
+// for a key in HCosetLagrange form, overwriting a and b: four FFTs. It
+// first checks a_j·b_j = c_j on the domain — what makes the coset product
+// (gⁿ − 1)·h + C with deg h ≤ n − 2 (HCosetLagrange) —, the test
+// computeH's top coefficient makes in monomial form.
+func cosetProducts(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) ([]fr.Element, error) {
+	a, b, c := abc[0], abc[1], abc[2]
+	n := len(a)
+	chunk := max(1<<12, n/(4*nw))
+	var bad atomic.Int64
+	bad.Store(-1)
+	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
+		var p fr.Element
+		for i := s; i < e; i++ {
+			if p.Mul(&a[i], &b[i]); !p.Equal(&c[i]) {
+				bad.CompareAndSwap(-1, int64(i))
+				return nil
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if i := bad.Load(); i >= 0 {
+		return nil, fmt.Errorf("%w: a·b ≠ c in row %d", ErrUnsatisfied, i)
+	}
+	opt := fft.WithNbTasks(nw)
+	for _, v := range [][]fr.Element{a, b} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		d.FFTInverse(v, fft.DIF, opt)         // coefficients, bit-reversed
+		d.FFT(v, fft.DIT, fft.OnCoset(), opt) // coset evaluations, natural order
+	}
+	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
+		for i := s; i < e; i++ {
+			a[i].Mul(&a[i], &b[i])
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
 // Finish assembles A = α + ΣA + rδ, B = β + ΣB + sδ,
 // C = ΣH + ΣL + s·A + r·B_G1 − rs·δ (B_G1 = β + ΣB_G1 + sδ).
 func (t *cpuTask) Finish(ctx context.Context) (*Proof, error) {
@@ -373,7 +477,9 @@ func (t *cpuTask) Finish(ctx context.Context) (*Proof, error) {
 		return nil, err
 	}
 	start := time.Now()
-	p := AssembleProof(&t.key.pk.VK, &t.sumH, &t.sumL, &t.sumA, &t.sumB1, &t.sumB2, t.rnd)
+	sumL := t.sumL
+	sumL.AddAssign(&t.inputL)
+	p := AssembleProof(&t.key.pk.VK, &t.sumH, &sumL, &t.sumA, &t.sumB1, &t.sumB2, t.rnd)
 	t.timings.Finish = time.Since(start)
 	return p, nil
 }

@@ -504,10 +504,14 @@ func WriteVerifyingKey(w io.Writer, vk *VerifyingKey) error {
 
 // WriteParams writes pk in bellperson's .params layout: the verifying key
 // (as WriteVerifyingKey), then h, l, a, b_g1, b_g2, each a u32 big-endian
-// count followed by uncompressed points.
+// count followed by uncompressed points. A key in HCosetLagrange form is
+// refused (ErrShape).
 func WriteParams(w io.Writer, pk *ProvingKey) error {
 	if pk == nil {
 		return fmt.Errorf("groth16: write params: %w: nil proving key", ErrShape)
+	}
+	if pk.HForm != HMonomial {
+		return fmt.Errorf("groth16: write params: %w: the H query is in %v form, which bellperson's layout cannot hold (only a monomial key can be written)", ErrShape, pk.HForm)
 	}
 	if len(pk.BG1) != len(pk.BG2) {
 		return fmt.Errorf("groth16: write params: %w: b_g1 has %d points, b_g2 %d", ErrShape, len(pk.BG1), len(pk.BG2))

@@ -24,6 +24,7 @@ type setupConfig struct {
 	progress  Progress
 	workers   int
 	fixedBase FixedBase
+	hForm     HForm
 }
 
 // SetupSeed makes the toxic waste a deterministic function of seed. For
@@ -44,6 +45,12 @@ func SetupWorkers(n int) SetupOption { return func(c *setupConfig) { c.workers =
 // the parameters: the bulk of a large setup) on fb instead of the CPU; nil
 // keeps the CPU. The comb tables are still built on the CPU.
 func SetupFixedBase(fb FixedBase) SetupOption { return func(c *setupConfig) { c.fixedBase = fb } }
+
+// SetupHForm chooses the H query's form (default HMonomial, bellperson's;
+// HCosetLagrange saves the prover two of its six NTTs, ProvingKey.HForm).
+// The toxic waste does not depend on it: one seed gives keys of both forms
+// that prove the same proofs.
+func SetupHForm(f HForm) SetupOption { return func(c *setupConfig) { c.hForm = f } }
 
 // toxicWaste is the secret of a setup.
 type toxicWaste struct {
@@ -93,10 +100,13 @@ func sampleToxicWaste(seed []byte, n uint64) (toxicWaste, error) {
 		if tw.tau, err = src.next("tau"); err != nil {
 			return tw, err
 		}
-		// tau must lie outside the domain: Z(tau) = tau^n − 1 ≠ 0.
-		var z fr.Element
+		// tau must lie outside the domain, Z(tau) = tau^n − 1 ≠ 0, and
+		// outside the coset g·<ω> of the HCosetLagrange form, tau^n ≠ g^n.
+		var z, gn fr.Element
 		z.Exp(tw.tau, new(big.Int).SetUint64(n))
-		if !z.Equal(&one) {
+		g := fft.GeneratorFullMultiplicativeGroup()
+		gn.Exp(g, new(big.Int).SetUint64(n))
+		if !z.Equal(&one) && !z.Equal(&gn) {
 			break
 		}
 	}
@@ -126,6 +136,10 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	if c == nil {
 		return nil, fmt.Errorf("groth16: setup: nil circuit")
 	}
+	if cfg.hForm != HMonomial && cfg.hForm != HCosetLagrange {
+		return nil, fmt.Errorf("groth16: setup: unknown H form %v", cfg.hForm)
+	}
+	lagrangeH := cfg.hForm == HCosetLagrange
 	nw := workers(cfg.workers)
 	m, nIn, nAux := c.nbConstraints, c.nbInputs, c.nbAux
 	rows := m + nIn
@@ -224,42 +238,68 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	bSc := make([]fr.Element, 0, c.bDensityInput.Count()+c.bDensityAux.Count())
 	bSc = appendDense(bSc, v[:nIn], c.bDensityInput)
 	bSc = appendDense(bSc, v[nIn:], c.bDensityAux)
-	// (beta·u + alpha·v + w) / gamma for inputs, / delta for aux.
+	// (beta·u + alpha·v + w) / gamma for inputs, / delta for aux. In
+	// coset-Lagrange form (ProvingKey.HForm) the aux get −kappa·w/delta
+	// more and the inputs' −kappa·w/delta make LInput, kappa = Z(tau)/(g^n − 1).
+	var kappa, gn fr.Element
+	g := fft.GeneratorFullMultiplicativeGroup()
+	gn.Exp(g, big.NewInt(int64(n)))
+	kappa.Sub(&gn, &one).Inverse(&kappa).Mul(&kappa, &zTau)
+	var mKappaDelta fr.Element // −kappa/delta
+	mKappaDelta.Mul(&kappa, &deltaInv).Neg(&mKappaDelta)
 	icSc := make([]fr.Element, nIn)
 	lSc := make([]fr.Element, nAux)
+	var liSc []fr.Element
+	if lagrangeH {
+		liSc = make([]fr.Element, nIn)
+	}
 	_ = parallelRange(context.Background(), nWires, 1<<14, nw, func(start, end int) error {
-		var t, s fr.Element
+		var t, s, k fr.Element
 		for i := start; i < end; i++ {
 			t.Mul(&tw.beta, &u[i])
 			s.Mul(&tw.alpha, &v[i])
 			t.Add(&t, &s).Add(&t, &w[i])
+			if lagrangeH {
+				k.Mul(&w[i], &mKappaDelta)
+			}
 			if i < nIn {
 				icSc[i].Mul(&t, &gammaInv)
+				if lagrangeH {
+					liSc[i] = k
+				}
 			} else {
 				lSc[i-nIn].Mul(&t, &deltaInv)
+				if lagrangeH {
+					lSc[i-nIn].Add(&lSc[i-nIn], &k)
+				}
 			}
 		}
 		return nil
 	})
 	u, v, w = nil, nil, nil
-	// tau^i · Z(tau) / delta for i < n − 1.
-	hSc := make([]fr.Element, n-1)
-	var zd fr.Element
-	zd.Mul(&zTau, &deltaInv)
-	_ = parallelRange(context.Background(), n-1, 1<<14, nw, func(start, end int) error {
-		var p fr.Element
-		p.Exp(tw.tau, big.NewInt(int64(start)))
-		p.Mul(&p, &zd)
-		for i := start; i < end; i++ {
-			hSc[i] = p
-			p.Mul(&p, &tw.tau)
-		}
-		return nil
-	})
+	var hSc []fr.Element
+	if lagrangeH {
+		hSc = cosetLagrangeH(tw.tau, g, gn, omega, n, &kappa, &deltaInv, nw)
+	} else {
+		// tau^i · Z(tau) / delta for i < n − 1.
+		hSc = make([]fr.Element, n-1)
+		var zd fr.Element
+		zd.Mul(&zTau, &deltaInv)
+		_ = parallelRange(context.Background(), n-1, 1<<14, nw, func(start, end int) error {
+			var p fr.Element
+			p.Exp(tw.tau, big.NewInt(int64(start)))
+			p.Mul(&p, &zd)
+			for i := start; i < end; i++ {
+				hSc[i] = p
+				p.Mul(&p, &tw.tau)
+			}
+			return nil
+		})
+	}
 
 	_, _, g1, g2 := curve.Generators()
-	pk := &ProvingKey{}
-	total := len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc)
+	pk := &ProvingKey{HForm: cfg.hForm}
+	total := len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc) + len(liSc)
 	fb1, err := newG1FixedBase(ctx, &g1, total, nw)
 	if err != nil {
 		return nil, fmt.Errorf("groth16: setup: %w", err)
@@ -273,8 +313,11 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 		sc   *[]fr.Element
 		out  *[]curve.G1Affine
 		keep bool
-	}{{&hSc, &pk.H, false}, {&lSc, &pk.L, false}, {&aSc, &pk.A, false}, {&bSc, &pk.BG1, true}, {&icSc, &pk.VK.IC, false}} {
+	}{{&hSc, &pk.H, false}, {&lSc, &pk.L, false}, {&aSc, &pk.A, false}, {&bSc, &pk.BG1, true}, {&icSc, &pk.VK.IC, false}, {&liSc, &pk.LInput, false}} {
 		sc := *q.sc
+		if sc == nil {
+			continue // LInput in monomial form
+		}
 		out := make([]curve.G1Affine, len(sc))
 		*q.out = out
 		if cfg.fixedBase != nil {
@@ -313,6 +356,34 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	pk.VK.AlphaG1, pk.VK.BetaG1, pk.VK.DeltaG1 = vkG1[0], vkG1[1], vkG1[2]
 	pk.VK.BetaG2, pk.VK.GammaG2, pk.VK.DeltaG2 = vkG2[0], vkG2[1], vkG2[2]
 	return pk, nil
+}
+
+// cosetLagrangeH returns the H query's scalars in coset-Lagrange form:
+// ℓ_i(τ)·κ/δ for i < n, ℓ_i the Lagrange basis of the coset g·<ω> at x_i
+// = g·ω^i, ℓ_i(τ) = x_i·(τⁿ − gⁿ) / (n·gⁿ·(τ − x_i)).
+func cosetLagrangeH(tau, g, gn, omega fr.Element, n int, kappa, deltaInv *fr.Element, nw int) []fr.Element {
+	var c, t fr.Element // c = (τⁿ − gⁿ)·κ / (n·gⁿ·δ)
+	c.Exp(tau, big.NewInt(int64(n))).Sub(&c, &gn)
+	t.SetUint64(uint64(n)).Mul(&t, &gn).Inverse(&t)
+	c.Mul(&c, &t).Mul(&c, kappa).Mul(&c, deltaInv)
+	hSc := make([]fr.Element, n)
+	_ = parallelRange(context.Background(), n, 1<<14, nw, func(start, end int) error {
+		var x fr.Element
+		x.Exp(omega, big.NewInt(int64(start))).Mul(&x, &g)
+		xs := make([]fr.Element, end-start)
+		den := make([]fr.Element, end-start)
+		for j := range den {
+			xs[j] = x
+			den[j].Sub(&tau, &x)
+			x.Mul(&x, &omega)
+		}
+		inv := fr.BatchInvert(den)
+		for j := range inv {
+			hSc[start+j].Mul(&xs[j], &inv[j]).Mul(&hSc[start+j], &c)
+		}
+		return nil
+	})
+	return hSc
 }
 
 // AddTerm adds coeffs[cid] · l to dst, with shortcuts for gnark's fixed

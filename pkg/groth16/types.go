@@ -1,6 +1,8 @@
 package groth16
 
 import (
+	"fmt"
+
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -64,14 +66,68 @@ type VerifyingKey struct {
 	IC []curve.G1Affine
 }
 
-// ProvingKey is the full parameter set of bellperson's .params layout.
+// HForm names what a proving key's H query holds.
+type HForm uint8
+
+const (
+	// HMonomial is bellperson's H query: domain − 1 points τ^i·Z(τ)/δ, the
+	// powers of τ that h's coefficients weigh. The prover gets h with six
+	// NTTs of the domain's size.
+	HMonomial HForm = iota
+	// HCosetLagrange holds domain points H_i = ℓ_i(τ)·κ/δ, with ℓ_i the
+	// Lagrange basis of the coset g·<ω> (g = 7, gnark-crypto's
+	// FrMultiplicativeGen, as the provers' coset transforms use) and κ =
+	// Z(τ)/(gⁿ − 1), the constant Z takes on that coset divided into Z(τ).
+	// The prover weighs them with A(g·ω^i)·B(g·ω^i), the product of a's
+	// and b's coset evaluations, four NTTs: on the coset that product is
+	// (gⁿ − 1)·h + C (h of degree ≤ n − 2, C the interpolant of c), so the
+	// sum is h(τ)·Z(τ)/δ + κ·C(τ)/δ. The second term is taken back out
+	// by the L query: L_k = (β·u_k + α·v_k + (1 − κ)·w_k)/δ for aux k, and
+	// LInput_k = −κ·w_k/δ for input k, weighed by the public inputs (C(τ)
+	// = Σ z_k·w_k(τ) over every variable). The proofs are the same group
+	// elements as with HMonomial, under the same verifying key. Only
+	// Setup makes this form (from τ); bellperson's .params layout has no
+	// place for it (WriteParams refuses it).
+	HCosetLagrange
+)
+
+func (f HForm) String() string {
+	switch f {
+	case HMonomial:
+		return "monomial"
+	case HCosetLagrange:
+		return "coset-lagrange"
+	}
+	return fmt.Sprintf("HForm(%d)", uint8(f))
+}
+
+// ParseHForm reads a form's name (HForm.String).
+func ParseHForm(s string) (HForm, error) {
+	for _, f := range []HForm{HMonomial, HCosetLagrange} {
+		if s == f.String() {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("groth16: unknown H form %q (want monomial or coset-lagrange)", s)
+}
+
+// ProvingKey is the full parameter set of bellperson's .params layout, or
+// of its coset-Lagrange variant (HForm).
 type ProvingKey struct {
 	VK VerifyingKey
 
-	// H has domain−1 points: tau^i · Z(tau) / delta.
+	// HForm says what H and L hold; the zero value is bellperson's.
+	HForm HForm
+	// H has domain−1 points τ^i·Z(τ)/δ (HMonomial), or domain points
+	// ℓ_i(τ)·κ/δ (HCosetLagrange).
 	H []curve.G1Affine
-	// L has one point per aux variable.
+	// L has one point per aux variable (HCosetLagrange: with −κ·w_k/δ
+	// added).
 	L []curve.G1Affine
+	// LInput is empty for HMonomial; for HCosetLagrange it has one point
+	// per public input, −κ·w_k(τ)/δ, weighed by the inputs into the L sum
+	// (ProvingKey.InputL).
+	LInput []curve.G1Affine
 	// A holds the A query of every input, then of the aux variables whose
 	// ADensityAux bit is set.
 	A []curve.G1Affine

@@ -110,11 +110,13 @@ func NewShapeParams(name string, compiled *circuit.Compiled, pk *groth16.Proving
 	return newShapeParams(name, compiled, pk, pvk, paramsBytes(pk)), nil
 }
 
-// paramsBytes is the size of pk in the bellperson .params layout.
+// paramsBytes is the size of pk in the bellperson .params layout (a
+// coset-Lagrange key's points counted alike: H and LInput one point more
+// each per domain and input).
 func paramsBytes(pk *groth16.ProvingKey) int64 {
 	const g1, g2 = 96, 192
 	vk := int64(3*g1+3*g2) + 4 + int64(len(pk.VK.IC))*g1
-	return vk + 5*4 + int64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1))*g1 + int64(len(pk.BG2))*g2
+	return vk + 5*4 + int64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1)+len(pk.LInput))*g1 + int64(len(pk.BG2))*g2
 }
 
 // LoadShapeParams compiles the shape's circuit (circuit.ForShape: once per
@@ -249,12 +251,17 @@ func readParams(ctx context.Context, cfg Config, path string, checker groth16.Su
 // checkFits compares the key's section lengths with the circuit.
 func checkFits(pk *groth16.ProvingKey, c *groth16.Circuit) error {
 	aAux, bIn, bAux := c.Densities()
+	hWant, hWhat, lInWant := c.DomainSize()-1, "h (domain - 1)", 0
+	if pk.HForm == groth16.HCosetLagrange {
+		hWant, hWhat, lInWant = c.DomainSize(), "h (domain, coset-Lagrange form)", c.NumInputs()
+	}
 	for _, x := range []struct {
 		what      string
 		got, want int
 	}{
 		{"ic (public inputs + 1)", len(pk.VK.IC), c.NumInputs()},
-		{"h (domain - 1)", len(pk.H), c.DomainSize() - 1},
+		{hWhat, len(pk.H), hWant},
+		{"l_input (inputs, coset-Lagrange form)", len(pk.LInput), lInWant},
 		{"l (aux variables)", len(pk.L), c.NumAux()},
 		{"a (inputs + dense aux)", len(pk.A), c.NumInputs() + aAux.Count()},
 		{"b_g1 (dense inputs + aux)", len(pk.BG1), bIn.Count() + bAux.Count()},
