@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 9
+#define C2G_ABI_VERSION 10
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -178,13 +178,29 @@ enum {
 /* Parameter arrays of a proving key (bellperson .params order). For each
  * query either the host pointer or the device buffer is set. Buffers are
  * borrowed (not copied, not freed by the key). */
+/* What a key's H query holds (c2g_key_desc.h_form; ABI version 10). */
+enum {
+  /* bellperson's: domain - 1 points tau^i Z(tau) / delta; the prover
+   * weighs them with h's coefficients (six NTTs) */
+  C2G_H_MONOMIAL = 0,
+  /* domain points l_i(tau) kappa / delta, l_i the Lagrange basis of the
+   * coset g<w> (g = 7), kappa = Z(tau) / (g^n - 1); the prover weighs them
+   * with the products of a's and b's coset evaluations (four NTTs). The
+   * key's L query and the host's input term take C's share back out, from
+   * the assignment: the witness's c is not read, and an a or b that does
+   * not match the assignment (a b != c) gives a proof that fails
+   * verification rather than C2G_ERR_UNSATISFIED (docs/cuda.md, "H in
+   * coset-Lagrange form"). */
+  C2G_H_COSET_LAGRANGE = 1
+};
+
 typedef struct c2g_key_desc {
-  uint64_t domain;     /* n = |H| + 1, a power of two, 2 <= n <= 2^27 */
+  uint64_t domain;     /* n, a power of two, 2 <= n <= 2^27: |H| + 1 (monomial) or |H| */
   uint64_t num_inputs; /* public inputs incl. the constant one */
   uint64_t num_aux;    /* |L| */
   uint64_t num_a;      /* |A| = num_inputs + popcount(a_density_aux) */
   uint64_t num_b;      /* |B_G1| = |B_G2| */
-  const void* h;       /* G1Affine[domain-1] */
+  const void* h;       /* G1Affine[domain-1], or G1Affine[domain] (h_form coset-Lagrange) */
   const void* l;       /* G1Affine[num_aux] */
   const void* a;       /* G1Affine[num_a] */
   const void* b_g1;    /* G1Affine[num_b] */
@@ -196,6 +212,7 @@ typedef struct c2g_key_desc {
   const c2g_buffer* b_g2_buf;
   int32_t residency;     /* C2G_RESIDENCY_*; buffers imply DEVICE */
   uint64_t stream_chunk; /* pinned residency: points per staging chunk (0: 2^22) */
+  int32_t h_form;        /* C2G_H_* (ABI version 10) */
 } c2g_key_desc;
 
 typedef struct c2g_key c2g_key;
@@ -229,7 +246,8 @@ C2G_API c2g_status c2g_task_create(int32_t device, c2g_key* key, uint64_t rows, 
 typedef struct c2g_witness {
   const void* a;                   /* fr.Element[rows] */
   const void* b;                   /* fr.Element[rows] */
-  const void* c;                   /* fr.Element[rows] */
+  const void* c;                   /* fr.Element[rows]; not read (may be NULL) when the key's H
+                                    * is coset-Lagrange (ABI version 10) */
   const void* input;               /* fr.Element[num_inputs], input[0] = 1 */
   const void* aux;                 /* fr.Element[num_aux] */
   const uint64_t* a_density_aux;   /* bitmap, (num_aux+63)/64 words */

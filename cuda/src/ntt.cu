@@ -456,6 +456,12 @@ __global__ void k_mul_pointwise(fr_t* a, const fr_t* b, uint64_t n) {
     st_vec(a + i, ld_vec(a + i) * ldg_vec(b + i));
 }
 
+// b[i] = canonical(a[i] b[i]) (out of Montgomery form).
+__global__ void k_mul_pointwise_canonical(const fr_t* a, fr_t* b, uint64_t n) {
+  for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+    st_vec(b + i, (ldg_vec(a + i) * ld_vec(b + i)).from_mont());
+}
+
 // ---- drivers ---------------------------------------------------------------------
 
 static dim3 elementwise_grid(uint64_t n) {
@@ -581,6 +587,26 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
     C2G_LAUNCH(k_h_finish, elementwise_grid(n), 256, 0, st, a, c, h_out, log_n, scale, t.gi_lo, t.gi_hi);
     CK_LAUNCH("k_h_finish");
   }
+}
+
+// The coset-Lagrange form's H scalars (ntt.cuh): the first four of
+// compute_h's six NTTs, then the pointwise product out of Montgomery form.
+// On the coset that product is (g^n - 1) h + C when a b = c on the domain
+// (compute_h's comment), which the key's H, L and input terms turn into
+// h(tau) Z(tau) / delta (c2g.h, C2G_H_COSET_LAGRANGE). Where a b != c the
+// proof fails verification: what "when" does not give, the proof does not
+// claim.
+void compute_coset_products(fr_t* a, fr_t* b, uint32_t log_n, const ntt_tables& t, cudaStream_t st) {
+  check_tables(log_n, t);
+  const uint64_t n = 1ull << log_n;
+  const fr_t ninv = fr_host_inv(fr_host_from_u64(n));
+  const ntt_in_scale to_coset{ninv, t.g_lo, t.g_hi, log_n};
+  for (fr_t* v : {a, b}) {
+    ntt_dif(v, log_n, true, t, st);
+    ntt_passes<true>(v, log_n, false, t, st, to_coset);
+  }
+  C2G_LAUNCH(k_mul_pointwise_canonical, elementwise_grid(n), 256, 0, st, a, b, n);
+  CK_LAUNCH("k_mul_pointwise_canonical");
 }
 
 }  // namespace c2g

@@ -48,5 +48,8 @@ void ntt_natural(fr_t* d, uint32_t log_n, bool inverse, bool coset, const ntt_ta
 // h = (a*b - c)/Z in CANONICAL form (ready for the MSM), by six NTTs of
 // size n (ntt.cu); a, b, c are clobbered. h_out may alias b, not a or c.
 void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, fr_t* h_out, cudaStream_t st);
+// The H MSM's scalars for a coset-Lagrange key (c2g.h, C2G_H_COSET_LAGRANGE):
+// b[i] = A(g w^i) B(g w^i), canonical, with four NTTs (a is spent).
+void compute_coset_products(fr_t* a, fr_t* b, uint32_t log_n, const ntt_tables& t, cudaStream_t st);
 
 }  // namespace c2g

@@ -124,8 +124,14 @@ struct query_ref {
   const c2g_buffer* buf;
 };
 
+// the H query's points: domain - 1 in bellperson's form, domain in the
+// coset-Lagrange form
+static uint64_t desc_h_count(const c2g_key_desc& d) {
+  return d.h_form == C2G_H_COSET_LAGRANGE ? d.domain : d.domain - 1;
+}
+
 static void desc_queries(const c2g_key_desc& d, query_ref q[5]) {
-  q[0] = {"h", d.domain - 1, sizeof(g1_affine), d.h, d.h_buf};
+  q[0] = {"h", desc_h_count(d), sizeof(g1_affine), d.h, d.h_buf};
   q[1] = {"l", d.num_aux, sizeof(g1_affine), d.l, d.l_buf};
   q[2] = {"a", d.num_a, sizeof(g1_affine), d.a, d.a_buf};
   q[3] = {"b_g1", d.num_b, sizeof(g1_affine), d.b_g1, d.b_g1_buf};
@@ -136,6 +142,8 @@ static void validate_desc(int device, const c2g_key_desc& d) {
   if (!is_pow2(d.domain) || d.domain < 2 || d.domain > (1ull << MAX_DOMAIN_LOG))
     throw_invalid(strprintf("key: domain %llu is not a power of two in [2, 2^%llu]", (unsigned long long)d.domain,
                             (unsigned long long)MAX_DOMAIN_LOG));
+  if (d.h_form != C2G_H_MONOMIAL && d.h_form != C2G_H_COSET_LAGRANGE)
+    throw_invalid(strprintf("key: unknown H form %d", d.h_form));
   if (d.num_inputs < 1) throw_invalid("key: no public inputs (input 0 is the constant one)");
   const uint64_t lim = 1ull << 31;
   if (d.num_inputs >= lim || d.num_aux >= lim || d.num_a >= lim || d.num_b >= lim)
@@ -205,6 +213,8 @@ static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
   k->num_aux = d.num_aux;
   k->num_a = d.num_a;
   k->num_b = d.num_b;
+  k->h_form = d.h_form;
+  k->h_count = desc_h_count(d);
   k->residency = d.residency;
   k->stream_chunk = d.stream_chunk ? d.stream_chunk : STREAM_CHUNK;
 }
@@ -219,11 +229,11 @@ static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
 // points or more when, with the copy made, the device still has room for
 // two tasks laid out for it; on splits any (tests), off none. Device
 // residency only. The copy is made on the device (shift doublings per
-// point: a few seconds at 2^27), in a new array of 2 (domain - 1) points
+// point: a few seconds at 2^27), in a new array of 2 h_count points
 // whose first half the H query moves into (a key-owned copy is freed).
 static void key_decide_split(c2g_key* k, cudaStream_t st) {
   const int mode = env_on_off("C2G_MSM_SPLIT", true);
-  const uint64_t nh = k->domain - 1;
+  const uint64_t nh = k->h_count;
   if (mode == 0 || k->residency != C2G_RESIDENCY_DEVICE || nh == 0 || 2 * nh >= (1ull << 31)) return;
   if (mode < 0 && nh < MSM_SPLIT_WIDE_MIN) return;
   const uint32_t c = msm_split_c(nh);
@@ -308,7 +318,7 @@ static uint64_t g1_msm_max_lab(const c2g_key* k) {
 
 static uint64_t g1_msm_max(const c2g_key* k) {
   uint64_t m = g1_msm_max_lab(k);
-  return k->domain - 1 > m ? k->domain - 1 : m;
+  return k->h_count > m ? k->h_count : m;
 }
 
 // Overlap: a task runs the L, A and B MSMs beside H and the H MSM — on a
@@ -335,16 +345,18 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L, bool overlap) 
   L.res_g2 = a.take_n<xyzz_t<fp2_t>>(1);
   // region X, phase 1: the H computation
   arena hx = a;
+  // (a coset-Lagrange key reads no c: docs/cuda.md)
+  const uint64_t vecs = k->h_form == C2G_H_COSET_LAGRANGE ? 2 : 3;
   L.va = hx.take_n<fr_t>(n);
-  L.vc = hx.take_n<fr_t>(n);
+  L.vc = vecs == 3 ? hx.take_n<fr_t>(n) : nullptr;
   // (during the upload only: the codes of the vectors uploaded coded)
-  L.codes = hx.take_n<uint8_t>(3 * n + k->num_aux);
+  L.codes = hx.take_n<uint8_t>(vecs * n + k->num_aux);
   L.code_others = hx.take_n<uint32_t>(4);
   // region X, phase 2: the H MSM (device residency; pinned: in region Y,
   // which holds the staging buffers)
   arena hm = a;
   if (!pinned) {
-    L.hmsm_bytes = msm_scratch_bytes<fp_t>(n - 1, k->h_split_c);
+    L.hmsm_bytes = msm_scratch_bytes<fp_t>(k->h_count, k->h_split_c);
     L.hmsm_base = (char*)hm.take(L.hmsm_bytes);
   }
   // region Y: the other MSMs (and the H MSM when pinned)
@@ -454,7 +466,8 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
   const c2g_key* k = t->key;
   const uint64_t n = k->domain, rows = t->rows;
-  if (!w.a || !w.b || !w.c || !w.input) throw_invalid("upload: a, b, c and input must be given");
+  const bool read_c = k->h_form != C2G_H_COSET_LAGRANGE;  // (c2g.h)
+  if (!w.a || !w.b || (read_c && !w.c) || !w.input) throw_invalid("upload: a, b, c and input must be given");
   if (k->num_aux && (!w.aux || !w.a_density_aux || !w.b_density_aux)) throw_invalid("upload: aux and its densities must be given");
   if (!w.b_density_input) throw_invalid("upload: b input density must be given");
   uint64_t a_cnt = k->num_aux ? popcount_bits(w.a_density_aux, k->num_aux) : 0;
@@ -483,7 +496,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   if (rows < n) {
     CK(cudaMemsetAsync(L.va + rows, 0, (n - rows) * fb, st));
     CK(cudaMemsetAsync(L.hvec + rows, 0, (n - rows) * fb, st));
-    CK(cudaMemsetAsync(L.vc + rows, 0, (n - rows) * fb, st));
+    if (read_c) CK(cudaMemsetAsync(L.vc + rows, 0, (n - rows) * fb, st));
   }
   CK(cudaMemsetAsync(L.code_others, 0, 4 * sizeof(uint32_t), st));
   CK(cudaStreamSynchronize(st));  // the allocation is usable by the staging streams
@@ -517,7 +530,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   };
   vec(L.va, w.a, w.a_codes, rows);
   vec(L.hvec, w.b, w.b_codes, rows);
-  vec(L.vc, w.c, w.c_codes, rows);
+  if (read_c) vec(L.vc, w.c, w.c_codes, rows);
   if (k->num_aux) {
     vec(L.aux, w.aux, w.aux_codes, k->num_aux);
     jobs.push_back({L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8});
@@ -584,24 +597,32 @@ static void densify(c2g_task* t, const fr_t* src, uint64_t n, const uint64_t* w,
   CK_LAUNCH("k_dense_scatter");
 }
 
-// H and its MSM on st: h's coefficients from a, b and c, then sum h_i·H_i.
+// H and its MSM on st: h's coefficients from a, b and c, then sum h_i·H_i
+// (monomial form), or the products of a's and b's coset evaluations, then
+// their sum on the coset-Lagrange H query.
 static void compute_h_part(c2g_task* t, cudaStream_t st, event_pair& e_h, event_pair& e_mh) {
   const c2g_key* k = t->key;
   task_layout& L = t->lay;
   const uint64_t n = k->domain;
   e_h.start(st);
-  compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
-  fr_t top;
-  CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
-  e_h.stop(st);
-  CK(cudaStreamSynchronize(st));
-  if (!top.is_zero())
-    throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
+  if (k->h_form == C2G_H_COSET_LAGRANGE) {
+    // (no unsatisfied witness to find: c is not read, c2g.h)
+    compute_coset_products(L.va, L.hvec, k->log_n, k->tables, st);
+    e_h.stop(st);
+  } else {
+    compute_h(L.va, L.hvec, L.vc, k->log_n, k->tables, L.hvec, st);
+    fr_t top;
+    CK(cudaMemcpyAsync(&top, L.hvec + (n - 1), sizeof(fr_t), cudaMemcpyDeviceToHost, st));
+    e_h.stop(st);
+    CK(cudaStreamSynchronize(st));
+    if (!top.is_zero())
+      throw error(C2G_ERR_UNSATISFIED, 0, "compute: the witness does not satisfy the constraints (h has degree n-1)");
+  }
   t->cancel.check();
   e_mh.start(st);
   const msm_split<fp_t> split{k->h, k->h_split_c};
   msm_info info;
-  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, n - 1, L.res_g1 + 0, st, k->h_split_c ? &split : nullptr,
+  run_msm<fp_t>(t, L.hmsm_base, L.hmsm_bytes, k->h, L.hvec, k->h_count, L.res_g1 + 0, st, k->h_split_c ? &split : nullptr,
                 &info);
   t->results.msm_h_split_bits = info.split ? info.window_bits : 0;
   e_mh.stop(st);

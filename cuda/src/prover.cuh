@@ -21,6 +21,9 @@ struct c2g_key {
   uint64_t domain = 0;
   uint32_t log_n = 0;
   uint64_t num_inputs = 0, num_aux = 0, num_a = 0, num_b = 0;
+  // C2G_H_*, and the H query's points: domain - 1 (monomial) or domain
+  int32_t h_form = C2G_H_MONOMIAL;
+  uint64_t h_count = 0;
   int residency = C2G_RESIDENCY_DEVICE;
   const c2g::g1_affine *h = nullptr, *l = nullptr, *a = nullptr, *bg1 = nullptr;
   const c2g::g2_affine* bg2 = nullptr;
@@ -31,8 +34,8 @@ struct c2g_key {
   // tasks run the L, A and B MSMs beside H (C2G_OVERLAP; prover.cu)
   bool overlap = false;
   // the H MSM on split bases (C2G_MSM_SPLIT; prover.cu, msm.cuh 2''): the
-  // window c they were made for, 0 when not split; then h holds 2 (domain
-  // - 1) points, the H query and its copy 2^msm_split_shift(c) H
+  // window c they were made for, 0 when not split; then h holds 2 h_count
+  // points, the H query and its copy 2^msm_split_shift(c) H
   uint32_t h_split_c = 0;
 };
 
@@ -49,7 +52,7 @@ struct task_layout {
   // other MSMs (dense scalars, scan temporaries, MSM scratch, staging) in
   // region Y — after X when they run beside the H phase (overlap), else
   // over X after it
-  fr_t *va, *vc;
+  fr_t *va, *vc;  // vc: monomial H only
   uint8_t* codes;         // upload: value codes of a, b, c, aux (3·domain + num_aux bytes)
   uint32_t* code_others;  // upload: values coded OTHER, per vector (4)
   fr_t* dense;

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unsafe"
 
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
@@ -59,21 +61,20 @@ func (b *Backend) Library() *Library { return b.lib }
 // shape is what a key needs to know about its parameters.
 type shape struct {
 	domain, inputs, aux, numA, numB int64
+	hForm                           groth16.HForm
 }
 
 // pkShape checks pk as every backend does (groth16.CheckProvingKey), with
 // this library's smaller domain limit, 2^27.
 func pkShape(pk *groth16.ProvingKey) (shape, error) {
-	if pk != nil {
-		if n := int64(len(pk.H)) + 1; n&(n-1) == 0 && n > 1<<27 {
-			return shape{}, fmt.Errorf("%w: domain %d exceeds 2^27", groth16.ErrShape, n)
-		}
-	}
 	if err := groth16.CheckProvingKey(pk); err != nil {
 		return shape{}, err
 	}
-	return shape{domain: int64(len(pk.H)) + 1, inputs: int64(len(pk.VK.IC)), aux: int64(len(pk.L)),
-		numA: int64(len(pk.A)), numB: int64(len(pk.BG1))}, nil
+	if n := int64(pk.DomainSize()); n > 1<<27 {
+		return shape{}, fmt.Errorf("%w: domain %d exceeds 2^27", groth16.ErrShape, n)
+	}
+	return shape{domain: int64(pk.DomainSize()), inputs: int64(len(pk.VK.IC)), aux: int64(len(pk.L)),
+		numA: int64(len(pk.A)), numB: int64(len(pk.BG1)), hForm: pk.HForm}, nil
 }
 
 // ptr is the address of v's first element, nil for an empty slice.
@@ -96,7 +97,7 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 	if err != nil {
 		return nil, err
 	}
-	k := &key{b: b, pk: pk, vk: &pk.VK, shape: sh}
+	k := &key{b: b, pk: pk, vk: &pk.VK, lInput: pk.LInput, shape: sh}
 	desc := b.pkDesc(pk, sh, &k.pinner)
 	res, err := b.chooseResidency(desc)
 	if err != nil {
@@ -128,13 +129,21 @@ func (b *Backend) Load(ctx context.Context, pk *groth16.ProvingKey) (groth16.Key
 	return k, nil
 }
 
+// cHForm is f's C2G_H_* value.
+func cHForm(f groth16.HForm) int32 {
+	if f == groth16.HCosetLagrange {
+		return 1 // C2G_H_COSET_LAGRANGE
+	}
+	return 0 // C2G_H_MONOMIAL
+}
+
 // pkDesc describes pk's parameters to the library. The C side reads the
 // arrays during the calls (device residency) or keeps them page-locked for
 // the key's life (pinned): they are pinned in Go's heap with pin either
 // way so the descriptor may point at them.
 func (b *Backend) pkDesc(pk *groth16.ProvingKey, sh shape, pin *runtime.Pinner) *keyDesc {
 	desc := &keyDesc{domain: sh.domain, inputs: sh.inputs, aux: sh.aux, numA: sh.numA, numB: sh.numB,
-		h: ptr(pk.H), l: ptr(pk.L), a: ptr(pk.A), bg1: ptr(pk.BG1), bg2: ptr(pk.BG2),
+		hForm: cHForm(sh.hForm), h: ptr(pk.H), l: ptr(pk.L), a: ptr(pk.A), bg1: ptr(pk.BG1), bg2: ptr(pk.BG2),
 		streamChunk: int64(b.cfg.StreamChunk)}
 	for _, p := range []unsafe.Pointer{desc.h, desc.l, desc.a, desc.bg1, desc.bg2} {
 		if p != nil {
@@ -198,6 +207,7 @@ type key struct {
 	b         *Backend
 	pk        *groth16.ProvingKey // pinned residency only (nil when resident on the device, or synthetic)
 	vk        *groth16.VerifyingKey
+	lInput    []curve.G1Affine // coset-Lagrange form: the inputs' L points (groth16.InputL)
 	shape     shape
 	residency string
 	pinner    runtime.Pinner
@@ -286,8 +296,12 @@ func (k *key) Prepare(ctx context.Context, w *groth16.Synthesized, rnd groth16.R
 	if err != nil {
 		return nil, err
 	}
+	inputL, err := groth16.InputL(k.lInput, w.Input)
+	if err != nil {
+		return nil, err
+	}
 	k.open++
-	t := &task{k: k, w: w, rnd: rnd, rows: rows, bytes: bytes}
+	t := &task{k: k, w: w, rnd: rnd, rows: rows, bytes: bytes, inputL: inputL}
 	t.timings.Prepare = time.Since(start)
 	return t, nil
 }
@@ -299,6 +313,9 @@ type task struct {
 	rnd   groth16.Randomness
 	rows  int64
 	bytes int64
+	// inputL is the inputs' share of the L sum (coset-Lagrange keys;
+	// groth16.InputL), computed at Prepare
+	inputL curve.G1Jac
 
 	ct       cTask
 	res      *rawResults
@@ -347,7 +364,7 @@ func (t *task) Upload(ctx context.Context) error {
 		return err
 	}
 	t.ct = ct
-	err = uploadWitness(t.k.b.lib.a, t.dev(), ct, t.w)
+	err = uploadWitness(t.k.b.lib.a, t.dev(), ct, t.w, t.k.shape.hForm == groth16.HCosetLagrange)
 	// The library has copied the witness (or failed): the host arrays are
 	// free for the next one (HoldsWitness).
 	t.w = nil
@@ -356,12 +373,16 @@ func (t *task) Upload(ctx context.Context) error {
 }
 
 // uploadWitness passes w's arrays to the library, pinned for the call (the
-// descriptor holding them lives in Go memory).
-func uploadWitness(a *api, dev int, ct cTask, w *groth16.Synthesized) error {
+// descriptor holding them lives in Go memory); without c when noC (a
+// coset-Lagrange key does not read it: c2g.h, C2G_H_COSET_LAGRANGE).
+func uploadWitness(a *api, dev int, ct cTask, w *groth16.Synthesized, noC bool) error {
 	wp := &witnessPtrs{a: ptr(w.A), b: ptr(w.B), c: ptr(w.C), input: ptr(w.Input), aux: ptr(w.Aux),
 		aDensAux: ptr(w.ADensityAux.Words), bDensIn: ptr(w.BDensityInput.Words), bDensAux: ptr(w.BDensityAux.Words)}
 	if c := w.Codes; c != nil { // lengths checked with the witness (CheckCodeLengths)
 		wp.aCodes, wp.bCodes, wp.cCodes, wp.auxCodes = ptr(c.A), ptr(c.B), ptr(c.C), ptr(c.Aux)
+	}
+	if noC {
+		wp.c, wp.cCodes = nil, nil
 	}
 	var pin runtime.Pinner
 	for _, p := range []unsafe.Pointer{wp.a, wp.b, wp.c, wp.input, wp.aux, wp.aDensAux, wp.bDensIn, wp.bDensAux,
@@ -456,6 +477,7 @@ func (t *task) Finish(ctx context.Context) (*groth16.Proof, error) {
 	start := time.Now()
 	h := g1FromXYZZ(t.res.h[:])
 	l := g1FromXYZZ(t.res.l[:])
+	l.AddAssign(&t.inputL)
 	a := g1FromXYZZ(t.res.a[:])
 	b1 := g1FromXYZZ(t.res.bg1[:])
 	b2 := g2FromXYZZ(t.res.bg2[:])

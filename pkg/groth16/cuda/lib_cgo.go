@@ -359,6 +359,7 @@ type keyDesc struct {
 	hBuf, lBuf, aBuf, bg1Buf, bg2Buf cBuffer
 	residency                        int
 	streamChunk                      int64
+	hForm                            int32 // C2G_H_*
 }
 
 func (d *keyDesc) c() C.c2g_key_desc {
@@ -368,6 +369,7 @@ func (d *keyDesc) c() C.c2g_key_desc {
 		h: d.h, l: d.l, a: d.a, b_g1: d.bg1, b_g2: d.bg2,
 		h_buf: d.hBuf, l_buf: d.lBuf, a_buf: d.aBuf, b_g1_buf: d.bg1Buf, b_g2_buf: d.bg2Buf,
 		residency: C.int32_t(d.residency), stream_chunk: C.uint64_t(d.streamChunk),
+		h_form: C.int32_t(d.hForm),
 	}
 }
 

@@ -26,6 +26,23 @@ type proveFixture struct {
 	circuit *groth16.Circuit
 	pk      *groth16.ProvingKey
 	cpu     groth16.Key
+
+	lagrangeOnce sync.Once
+	pkLagrange   *groth16.ProvingKey // pk's toxic waste, H in coset-Lagrange form
+}
+
+// lagrange is the fixture's key in coset-Lagrange form (same toxic waste:
+// it proves the CPU backend's monomial-key bytes).
+func (f *proveFixture) lagrange(t *testing.T) *groth16.ProvingKey {
+	t.Helper()
+	f.lagrangeOnce.Do(func() {
+		pk, err := groth16.Setup(context.Background(), f.circuit, groth16.SetupSeed([]byte("cuda-test")),
+			groth16.SetupHForm(groth16.HCosetLagrange))
+		require.NoError(t, err)
+		f.pkLagrange = pk
+	})
+	require.NotNil(t, f.pkLagrange, "coset-Lagrange setup failed earlier")
+	return f.pkLagrange
 }
 
 var (
@@ -113,9 +130,12 @@ func TestProveMatchesCPU(t *testing.T) {
 		lanes  string // C2G_UPLOAD_THREADS: the witness upload's host threads
 		serial bool   // C2G_OVERLAP=off: the MSMs one after another
 		split  bool   // C2G_MSM_SPLIT=on: the H MSM on split bases (auto leaves a key this small unsplit)
-	}{{"device", ResidencyDevice, 0, "1", false, false}, {"device-upload-lanes-serial", ResidencyDevice, 0, "5", true, false},
-		{"device-split", ResidencyDevice, 0, "", false, true}, {"device-split-serial", ResidencyDevice, 0, "", true, true},
-		{"pinned", ResidencyPinned, 0, "", false, false}, {"pinned-chunks", ResidencyPinned, 1200, "", false, false}} {
+		lagr   bool   // the key's H in coset-Lagrange form (four NTTs), still the monomial CPU key's bytes
+	}{{"device", ResidencyDevice, 0, "1", false, false, false}, {"device-upload-lanes-serial", ResidencyDevice, 0, "5", true, false, false},
+		{"device-split", ResidencyDevice, 0, "", false, true, false}, {"device-split-serial", ResidencyDevice, 0, "", true, true, false},
+		{"pinned", ResidencyPinned, 0, "", false, false, false}, {"pinned-chunks", ResidencyPinned, 1200, "", false, false, false},
+		{"device-lagrange", ResidencyDevice, 0, "", false, false, true}, {"device-lagrange-split", ResidencyDevice, 0, "", false, true, true},
+		{"device-lagrange-split-serial", ResidencyDevice, 0, "", true, true, true}, {"pinned-lagrange", ResidencyPinned, 1200, "", false, false, true}} {
 		res := c.res
 		t.Run(c.name, func(t *testing.T) {
 			lib, dev := gpu(t)
@@ -133,7 +153,11 @@ func TestProveMatchesCPU(t *testing.T) {
 			b, err := New(Config{LibraryPath: lib.Path(), Device: dev, Residency: res, StreamChunk: c.chunk,
 				Progress: func(stage string, done, total int64) { last = [2]int64{done, total} }})
 			require.NoError(t, err)
-			key, err := b.Load(ctx, f.pk)
+			pk := f.pk
+			if c.lagr {
+				pk = f.lagrange(t)
+			}
+			key, err := b.Load(ctx, pk)
 			require.NoError(t, err)
 			defer func() { require.NoError(t, key.Close()) }()
 			require.Positive(t, last[1])
@@ -340,6 +364,26 @@ func TestProveErrors(t *testing.T) {
 	require.ErrorContains(t, err, "earlier compute")
 	task.Release()
 	require.NoError(t, key.Close())
+
+	// A coset-Lagrange key does not read c (its C share comes from the
+	// assignment, through L and the inputs): the tampered c proves the
+	// honest proof. An a that does not match the assignment gives a proof
+	// that fails verification (c2g.h, C2G_H_COSET_LAGRANGE).
+	lkey, err := b.Load(ctx, f.lagrange(t))
+	require.NoError(t, err)
+	prove := func(w *groth16.Synthesized) *groth16.Proof {
+		p, _, err := groth16.Prove(ctx, lkey, w, fixedRnd(1, 2))
+		require.NoError(t, err)
+		return p
+	}
+	require.Equal(t, f.cpuProof(t, syn, fixedRnd(1, 2)), proofBytes(t, prove(&broken)), "c is not read")
+	badA := *syn
+	badA.A = append([]fr.Element(nil), syn.A...)
+	badA.A[7].SetUint64(12345)
+	badA.Codes = nil // the codes would still name the old value
+	_, public := f.witness(t, 3, 99, 4)
+	require.Error(t, groth16.Verify(&f.pk.VK, prove(&badA), public))
+	require.NoError(t, lkey.Close())
 }
 
 // TestDeviceBytesCoverUpload checks that DeviceBytes, reported before
@@ -409,13 +453,16 @@ func TestSyntheticKeyMatchesCPU(t *testing.T) {
 		name   string
 		a, b   ValueProfile
 		pinned bool
+		hForm  groth16.HForm
 	}{
-		{"random a and b", ValueProfile{}, ValueProfile{}, false},
-		{"page-locked with codes", ValueProfile{Frac01: 0.9, FracMinusOne: 0.05}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true},
+		{"random a and b", ValueProfile{}, ValueProfile{}, false, groth16.HMonomial},
+		{"page-locked with codes", ValueProfile{Frac01: 0.9, FracMinusOne: 0.05}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true, groth16.HMonomial},
+		{"coset-lagrange, page-locked with codes", ValueProfile{Frac01: 0.9, FracMinusOne: 0.05}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true, groth16.HCosetLagrange},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: 7, Aux: aux,
 				Frac01: 0.75, FracMinusOne: 0.15, A: c.a, B: c.b, Codes: c.pinned, ADensity: 0.997, BDensity: 0.254, Seed: 5})
+			sh.HForm = c.hForm
 			if c.pinned {
 				require.NoError(t, w.CheckCodes())
 				ranges0, _ := b.Library().RegisteredHost()
@@ -432,7 +479,11 @@ func TestSyntheticKeyMatchesCPU(t *testing.T) {
 			got, tm, err := groth16.Prove(ctx, k, w, rnd)
 			require.NoError(t, err)
 			if c.pinned {
-				require.Equal(t, int64(3*rows+aux)*frSize, tm.UploadCodedBytes, "a, b, c and aux went as codes")
+				vecs := 3
+				if c.hForm == groth16.HCosetLagrange {
+					vecs = 2 // c is not read
+				}
+				require.Equal(t, int64(vecs*rows+aux)*frSize, tm.UploadCodedBytes, "a, b, (c) and aux went as codes")
 			} else {
 				require.Zero(t, tm.UploadCodedBytes)
 			}

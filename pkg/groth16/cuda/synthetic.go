@@ -27,7 +27,8 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 	}
 	dev := b.cfg.Device
 	k := &key{b: b, residency: string(ResidencyDevice),
-		shape: shape{domain: int64(sh.Domain), inputs: int64(sh.Inputs), aux: int64(sh.Aux), numA: int64(sh.A), numB: int64(sh.B)}}
+		shape: shape{domain: int64(sh.Domain), inputs: int64(sh.Inputs), aux: int64(sh.Aux), numA: int64(sh.A), numB: int64(sh.B),
+			hForm: sh.HForm}}
 	fail := func(err error) (groth16.Key, error) {
 		for _, buf := range k.buffers {
 			buf.Free()
@@ -37,6 +38,9 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 	// H first; the other G1 queries copy its points where it has enough (a
 	// device copy is far cheaper than generating), else get their own.
 	nH := sh.Domain - 1
+	if sh.HForm == groth16.HCosetLagrange {
+		nH = sh.Domain
+	}
 	const stage = "cuda synthetic key"
 	b.progress(stage, 0, 5)
 	g1 := func(n int, s uint64) (*Buffer, error) {
@@ -81,10 +85,13 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 		}
 	}
 	b.progress(stage, 5, 5)
-	vk := syntheticVK(sh.Inputs, seed)
+	vk, lInput := syntheticVK(sh.Inputs, seed)
 	k.vk = vk
+	if sh.HForm == groth16.HCosetLagrange {
+		k.lInput = lInput
+	}
 	desc := &keyDesc{domain: int64(sh.Domain), inputs: int64(sh.Inputs), aux: int64(sh.Aux), numA: int64(sh.A),
-		numB: int64(sh.B), hBuf: hBuf.p, lBuf: lBuf.p, aBuf: aBuf.p, bg1Buf: b1Buf.p, bg2Buf: b2Buf.p,
+		numB: int64(sh.B), hForm: cHForm(sh.HForm), hBuf: hBuf.p, lBuf: lBuf.p, aBuf: aBuf.p, bg1Buf: b1Buf.p, bg2Buf: b2Buf.p,
 		residency: residencyDevice}
 	ck, err := b.lib.a.keyCreate(dev, desc)
 	if err != nil {
@@ -94,9 +101,9 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 	return k, nil
 }
 
-// syntheticVK draws the verifying key's points as random multiples of the
-// generators.
-func syntheticVK(inputs int, seed uint64) *groth16.VerifyingKey {
+// syntheticVK draws the verifying key's points, and as many for a
+// coset-Lagrange key's LInput, as random multiples of the generators.
+func syntheticVK(inputs int, seed uint64) (*groth16.VerifyingKey, []curve.G1Affine) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	_, _, g1, g2 := curve.Generators()
 	k := func() *big.Int { return new(big.Int).SetUint64(rng.Uint64() | 1) }
@@ -104,10 +111,12 @@ func syntheticVK(inputs int, seed uint64) *groth16.VerifyingKey {
 	p2 := func() (p curve.G2Affine) { p.ScalarMultiplication(&g2, k()); return }
 	vk := &groth16.VerifyingKey{AlphaG1: p1(), BetaG1: p1(), BetaG2: p2(), GammaG2: p2(), DeltaG1: p1(), DeltaG2: p2()}
 	vk.IC = make([]curve.G1Affine, inputs)
+	lInput := make([]curve.G1Affine, inputs)
 	for i := range vk.IC {
 		vk.IC[i] = p1()
+		lInput[i] = p1()
 	}
-	return vk
+	return vk, lInput
 }
 
 // syntheticParams reads a synthetic key's points back into a ProvingKey
@@ -116,9 +125,13 @@ func (k *key) syntheticParams() (*groth16.ProvingKey, error) {
 	if len(k.buffers) != 5 {
 		return nil, fmt.Errorf("cuda: not a synthetic key")
 	}
-	pk := &groth16.ProvingKey{VK: *k.vk}
+	pk := &groth16.ProvingKey{VK: *k.vk, HForm: k.shape.hForm, LInput: k.lInput}
+	nH := k.shape.domain - 1
+	if k.shape.hForm == groth16.HCosetLagrange {
+		nH = k.shape.domain
+	}
 	var err error
-	if pk.H, err = k.buffers[0].ReadG1(int(k.shape.domain - 1)); err != nil {
+	if pk.H, err = k.buffers[0].ReadG1(int(nH)); err != nil {
 		return nil, err
 	}
 	if pk.L, err = k.buffers[1].ReadG1(int(k.shape.aux)); err != nil {

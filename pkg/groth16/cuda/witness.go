@@ -14,17 +14,22 @@ import (
 // SyntheticShape is the shape of a parameter set made of random points, for
 // benchmarks at sizes no setup could produce in reasonable time.
 type SyntheticShape struct {
-	Domain int // evaluation domain, a power of two (|H| = Domain − 1)
+	Domain int // evaluation domain, a power of two (|H| = Domain − 1, or Domain in coset-Lagrange form)
 	Inputs int // public inputs including the constant one (|IC|)
 	Aux    int // aux variables (|L|)
 	A      int // |A| = Inputs + the aux variables in the A density
 	B      int // |B_G1| = |B_G2|
+	// HForm is the key's H form (groth16.ProvingKey.HForm): coset-Lagrange
+	// keys get Domain H points and Inputs LInput points.
+	HForm groth16.HForm
 }
 
 func (s SyntheticShape) check() error {
 	switch {
 	case s.Domain < 2 || s.Domain&(s.Domain-1) != 0 || s.Domain > 1<<27:
 		return fmt.Errorf("%w: synthetic domain %d is not a power of two in [2, 2^27]", groth16.ErrShape, s.Domain)
+	case s.HForm != groth16.HMonomial && s.HForm != groth16.HCosetLagrange:
+		return fmt.Errorf("%w: synthetic key of unknown H form %v", groth16.ErrShape, s.HForm)
 	case s.Inputs < 1 || s.Aux < 0 || s.A < s.Inputs || s.A > s.Inputs+s.Aux || s.B < 0 || s.B > s.Inputs+s.Aux:
 		return fmt.Errorf("%w: synthetic shape %+v is inconsistent", groth16.ErrShape, s)
 	}
