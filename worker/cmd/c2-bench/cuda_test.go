@@ -39,6 +39,7 @@ func TestBenchCUDA(t *testing.T) {
 	require.Equal(t, "cuda", r.Backend.Name)
 	require.Equal(t, []string{"cuda0"}, r.Backend.Devices)
 	require.Contains(t, r.Params.FixedBase, "device 0")
+	require.Equal(t, "coset-lagrange", r.Params.HForm, "in-memory parameters: the prover's four-NTT H path")
 	require.Equal(t, r.Backend.Residency == "device", r.Backend.HostKeyReleased,
 		"the host copy of the parameters is dropped exactly when they are resident in device memory")
 	require.True(t, r.Verified)

@@ -108,6 +108,7 @@ type options struct {
 	writeParams  bool
 	trusted      bool
 	setupSeed    string
+	hForm        groth16.HForm
 	jsonPath     string
 	memLimit     memlimit.Setting
 	quiet        bool
@@ -138,6 +139,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.writeParams, "write-params", false, "write parameters generated in memory to -params-dir (.params, .vk, .circuit fingerprint)")
 	fs.BoolVar(&o.trusted, "trusted-params", false, "skip the subgroup check of parameters read from -params-dir (on the device when -backend selects one: ~30 s at 32 GiB; ~21 min on 16 CPU cores)")
 	fs.StringVar(&o.setupSeed, "setup-seed", "", "make the generated toxic waste deterministic (tests only: whoever knows the seed can forge proofs)")
+	var hForm string
+	fs.StringVar(&hForm, "h-form", "auto", "H query of parameters generated in memory: coset-lagrange (the prover's H path in four NTTs instead of six; same proofs and verifying key), monomial (bellperson's layout, the only one -write-params can write), or auto (coset-lagrange, monomial with -write-params); parameters read from -params-dir are monomial")
 	fs.StringVar(&o.jsonPath, "json", "", "write everything measured to this JSON file")
 	var memLimit string
 	fs.StringVar(&memLimit, "mem-limit", "auto", "Go soft memory limit: auto (90% of the host's or cgroup's memory unless $GOMEMLIMIT is set), off, or bytes (e.g. 120GiB)")
@@ -210,6 +213,19 @@ Flags:
 	}
 	if o.writeParams && o.paramsDir == "" {
 		return nil, usagef("-write-params needs -params-dir")
+	}
+	switch {
+	case hForm == "auto" && o.writeParams:
+		o.hForm = groth16.HMonomial
+	case hForm == "auto":
+		o.hForm = groth16.HCosetLagrange
+	default:
+		if o.hForm, err = groth16.ParseHForm(hForm); err != nil {
+			return nil, usagef("-h-form: %v", err)
+		}
+		if o.writeParams && o.hForm != groth16.HMonomial {
+			return nil, usagef("-h-form %s: -write-params writes bellperson's layout, which holds only a monomial H query", hForm)
+		}
 	}
 	if o.memLimit, err = memlimit.Parse(memLimit); err != nil {
 		return nil, usagef("-mem-limit: %v", err)
@@ -540,6 +556,7 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 		sp, err := node.LoadShapeParams(ctx, name, o.paramsDir, o.trusted, checker, b.quietLog())
 		switch {
 		case err == nil:
+			pr.HForm = groth16.HMonomial.String()
 			pr.Source, pr.Why = "read", "read from "+circuit.ParamsPath(o.paramsDir, name)+", made for this circuit"
 			if !fileExists(circuit.FingerprintPath(o.paramsDir, name)) {
 				pr.Why += " (sizes checked; no circuit fingerprint beside them)"
@@ -572,14 +589,15 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 		return nil, err
 	}
 	pr.FixedBase = why
-	opts := []groth16.SetupOption{groth16.SetupProgress(b.progress("params")), groth16.SetupFixedBase(fb)}
+	pr.HForm = o.hForm.String()
+	opts := []groth16.SetupOption{groth16.SetupProgress(b.progress("params")), groth16.SetupFixedBase(fb), groth16.SetupHForm(o.hForm)}
 	if o.setupSeed != "" {
 		opts = append(opts, groth16.SetupSeed([]byte(o.setupSeed)))
 		pr.ToxicWaste = "deterministic from -setup-seed: TEST ONLY, whoever knows the seed can forge proofs"
 	} else {
 		pr.ToxicWaste = "fresh random (crypto/rand), kept nowhere: good for this benchmark only, not Filecoin's parameters"
 	}
-	b.printf("params: Groth16 setup in memory (%s); toxic waste %s", why, pr.ToxicWaste)
+	b.printf("params: Groth16 setup in memory (%s, H in %v form); toxic waste %s", why, o.hForm, pr.ToxicWaste)
 	pk, err := groth16.Setup(ctx, compiled.Circuit(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("params: setup: %w", err)

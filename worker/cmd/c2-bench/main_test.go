@@ -148,6 +148,7 @@ func TestBenchCPU(t *testing.T) {
 	require.Equal(t, "generated", r.Params.Source)
 	require.Contains(t, r.Params.ToxicWaste, "TEST ONLY")
 	require.Contains(t, r.Params.FixedBase, "CPU")
+	require.Equal(t, "monomial", r.Params.HForm, "-h-form auto writes bellperson's layout")
 	require.True(t, r.Params.Written)
 	require.Positive(t, r.Params.Seconds)
 	for _, p := range []string{circuit.ParamsPath(dir, testShape), circuit.VKPath(dir, testShape), circuit.FingerprintPath(dir, testShape)} {
@@ -179,6 +180,7 @@ func TestBenchCPU(t *testing.T) {
 	require.Equal(t, "file", r.Input.Kind)
 	require.NotContains(t, stdout, "BENCHMARK INPUT")
 	require.Equal(t, "read", r.Params.Source)
+	require.Equal(t, "monomial", r.Params.HForm)
 	require.False(t, r.Params.Written)
 	require.True(t, r.Verified)
 	// 4 runs of 2 partitions, each after a warm-up of one partition per
@@ -240,6 +242,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-sweep-workers", "0"}, "-sweep-workers"},
 		{[]string{"-devices", "a"}, "-devices"},
 		{[]string{"-write-params"}, "-write-params needs -params-dir"},
+		{[]string{"-h-form", "lagrange"}, "unknown H form"},
+		{[]string{"-h-form", "coset-lagrange", "-write-params", "-params-dir", "x"}, "only a monomial H query"},
 		{[]string{"-backend", "fpga"}, "-backend"},
 		{[]string{"-partitions", "-1"}, "-partitions"},
 		{[]string{"extra"}, "unexpected arguments"},

@@ -86,6 +86,9 @@ type Params struct {
 	Why        string `json:"why"`
 	ToxicWaste string `json:"toxic_waste,omitempty"`
 	FixedBase  string `json:"fixed_base,omitempty"`
+	// HForm is the H query's form (groth16.HForm): coset-lagrange or
+	// monomial.
+	HForm string `json:"h_form"`
 	// SubgroupCheck says where parameters read from -params-dir were
 	// subgroup-checked (empty with -trusted-params or when generated).
 	SubgroupCheck string  `json:"subgroup_check,omitempty"`

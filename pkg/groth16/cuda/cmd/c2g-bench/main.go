@@ -108,6 +108,7 @@ func run(args []string, stdout io.Writer) error {
 	partIn := fs.Int("partition-inputs", 328, "partition public inputs")
 	partProfile := fs.String("partition-profile", "porep", "the partition's values: porep (a PoRep partition's, measured by BenchmarkWitnessProfile — aux 85.2 % 0/1, 13.6 % r-1, 1.2 % random; a 98.3 % 0/1, 0.2 % r-1; b 71.8 % 0/1, 27.0 % r-1; c = a∘b) or 85-01 (aux 85 % 0/1, the rest random, a and b random: the profile assumed before it was measured)")
 	partPinned := fs.Bool("partition-pinned", true, "page-lock the partition's witness and give it value codes, as the worker's pooled sets are (the upload sends the codes; C2G_UPLOAD_CODES=off copies the vectors whole); false: upload from ordinary memory through the staging buffers")
+	partHForm := fs.String("partition-h-form", "coset-lagrange", "the synthetic key's H form: coset-lagrange (four NTTs on H's path, the in-memory setup's default) or monomial (bellperson's, six NTTs)")
 	partSlots := fs.Int("partition-slots", 1, "also prove the partition this many at once (each slot -reps times, after the timed single runs): the GPU's throughput when slots overlap, as a worker's gpu_workers_per_device do without a host to wait for; 1: off")
 	jsonOut := fs.String("json", "", "write the results as JSON to this file")
 	if err := fs.Parse(args); err != nil {
@@ -174,7 +175,11 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *part {
-		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, *partPinned, *reps, *partSlots, stdout, add); err != nil {
+		hForm, err := groth16.ParseHForm(*partHForm)
+		if err != nil {
+			return fmt.Errorf("-partition-h-form: %w", err)
+		}
+		if err := benchPartition(b, *partLog, *partRows, *partIn, *partAux, prof, hForm, *partPinned, *reps, *partSlots, stdout, add); err != nil {
 			return err
 		}
 	}
@@ -480,7 +485,7 @@ var partitionProfiles = map[string]partitionProfile{
 		"PoRep profile: aux 85.2% 0/1, 13.6% r-1; a 98.3% 0/1; b 71.8% 0/1, 27.0% r-1"},
 }
 
-func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, pinned bool, reps, slots int, out io.Writer, add func(result)) error {
+func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partitionProfile, hForm groth16.HForm, pinned bool, reps, slots int, out io.Writer, add func(result)) error {
 	ctx := context.Background()
 	domain := 1 << logN
 	if rows > domain {
@@ -490,6 +495,7 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 	w, sh := cuda.NewSyntheticWitness(cuda.SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: inputs, Aux: aux,
 		Frac01: prof.frac01, FracMinusOne: prof.fracMinusOne, A: prof.a, B: prof.b, Codes: pinned,
 		ADensity: 0.997, BDensity: 0.254, Seed: 1})
+	sh.HForm = hForm
 	fmt.Fprintf(out, "partition: witness of %d rows, %d aux (|A| %d, |B| %d) drawn in %v\n",
 		rows, aux, sh.A, sh.B, time.Since(t0).Round(time.Millisecond))
 	if pinned { // as a worker's pooled set: page-locked once, with value codes
@@ -552,7 +558,7 @@ func benchPartition(b *cuda.Backend, logN, rows, inputs, aux int, prof partition
 		devUp = append(devUp, du)
 		devComp = append(devComp, dc)
 	}
-	note := fmt.Sprintf("rows %d, aux %d, |A| %d, |B| %d, %s", rows, aux, sh.A, sh.B, prof.note)
+	note := fmt.Sprintf("rows %d, aux %d, |A| %d, |B| %d, H %v, %s", rows, aux, sh.A, sh.B, hForm, prof.note)
 	var anchor float64
 	if logN == 27 {
 		anchor = 1500 // the first target for the 32 GiB shape (issue 5)
