@@ -372,31 +372,16 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 // (cuda/src/ntt.cu, compute_h).
 func computeH(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) ([]fr.Element, error) {
 	a, b, c := abc[0], abc[1], abc[2]
-	opt := fft.WithNbTasks(nw)
-	for _, v := range [][]fr.Element{a, b} {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d.FFTInverse(v, fft.DIF, opt)         // coefficients, bit-reversed
-		d.FFT(v, fft.DIT, fft.OnCoset(), opt) // coset evaluations, natural order
-	}
-	if err := ctx.Err(); err != nil {
+	if err := cosetProduct(ctx, d, a, b, nw); err != nil {
 		return nil, err
 	}
+	opt := fft.WithNbTasks(nw)
 	d.FFTInverse(c, fft.DIF, opt) // C's coefficients, bit-reversed
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	n := len(a)
 	chunk := max(1<<12, n/(4*nw))
-	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
-		for i := s; i < e; i++ {
-			a[i].Mul(&a[i], &b[i])
-		}
-		return nil
-	}); err != nil {
-		return nil, err
-	}
 	d.FFTInverse(a, fft.DIF, fft.OnCoset(), opt) // R's coefficients, bit-reversed like c's
 	var den, one fr.Element
 	one.SetOne()
@@ -445,23 +430,31 @@ func cosetProducts(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw 
 	if i := bad.Load(); i >= 0 {
 		return nil, fmt.Errorf("%w: a·b ≠ c in row %d", ErrUnsatisfied, i)
 	}
+	if err := cosetProduct(ctx, d, a, b, nw); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// cosetProduct overwrites a with A(g·ω^i)·B(g·ω^i) for i < n (natural
+// order) and b with B's coset evaluations: the four FFTs both H forms
+// start with.
+func cosetProduct(ctx context.Context, d *fft.Domain, a, b []fr.Element, nw int) error {
 	opt := fft.WithNbTasks(nw)
 	for _, v := range [][]fr.Element{a, b} {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		d.FFTInverse(v, fft.DIF, opt)         // coefficients, bit-reversed
 		d.FFT(v, fft.DIT, fft.OnCoset(), opt) // coset evaluations, natural order
 	}
-	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
+	n := len(a)
+	return parallelRange(ctx, n, max(1<<12, n/(4*nw)), nw, func(s, e int) error {
 		for i := s; i < e; i++ {
 			a[i].Mul(&a[i], &b[i])
 		}
 		return nil
-	}); err != nil {
-		return nil, err
-	}
-	return a, nil
+	})
 }
 
 // Finish assembles A = α + ΣA + rδ, B = β + ΣB + sδ,
