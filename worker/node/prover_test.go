@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,21 @@ func TestProverProvesPartitionsWithoutQueue(t *testing.T) {
 
 	_, err := node.NewShapeParams(testShape, compiled, &groth16.ProvingKey{VK: pk.VK})
 	require.ErrorIs(t, err, node.ErrParams)
+	// A coset-Lagrange key has one H point more and one LInput point per
+	// input (groth16.HCosetLagrange); its sections are checked for that form.
+	lagr := *pk
+	lagr.HForm = groth16.HCosetLagrange
+	lagr.H = append(slices.Clip(pk.H), pk.H[0])
+	lagr.LInput = slices.Clone(pk.VK.IC)
+	_, err = node.NewShapeParams(testShape, compiled, &lagr)
+	require.NoError(t, err)
+	lagr.LInput = lagr.LInput[1:]
+	_, err = node.NewShapeParams(testShape, compiled, &lagr)
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorContains(t, err, "l_input")
+	lagr.LInput, lagr.H = slices.Clone(pk.VK.IC), pk.H
+	_, err = node.NewShapeParams(testShape, compiled, &lagr)
+	require.ErrorContains(t, err, "coset-Lagrange form")
 	fromFolder, err := node.LoadShapeParams(ctx, testShape, paramsDir, true, nil, nil)
 	require.NoError(t, err)
 	require.Equal(t, pk.VK.AlphaG1, fromFolder.VerifyingKey().AlphaG1)
