@@ -187,9 +187,9 @@ enum {
    * coset g<w> (g = 7), kappa = Z(tau) / (g^n - 1); the prover weighs them
    * with the products of a's and b's coset evaluations (four NTTs). The
    * key's L query and the host's input term take C's share back out, from
-   * the assignment: the witness's c is not read, and an a or b that does
-   * not match the assignment (a b != c) gives a proof that fails
-   * verification rather than C2G_ERR_UNSATISFIED (docs/cuda.md, "H in
+   * the assignment: the witness's c is not read, and an assignment that
+   * does not satisfy the constraints, or an a or b that does not match it,
+   * gives a proof that fails verification rather than C2G_ERR_UNSATISFIED (docs/cuda.md, "H in
    * coset-Lagrange form"). */
   C2G_H_COSET_LAGRANGE = 1
 };

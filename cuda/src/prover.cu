@@ -467,7 +467,8 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   const c2g_key* k = t->key;
   const uint64_t n = k->domain, rows = t->rows;
   const bool read_c = k->h_form != C2G_H_COSET_LAGRANGE;  // (c2g.h)
-  if (!w.a || !w.b || (read_c && !w.c) || !w.input) throw_invalid("upload: a, b, c and input must be given");
+  if (!w.a || !w.b || (read_c && !w.c) || !w.input)
+    throw_invalid(read_c ? "upload: a, b, c and input must be given" : "upload: a, b and input must be given");
   if (k->num_aux && (!w.aux || !w.a_density_aux || !w.b_density_aux)) throw_invalid("upload: aux and its densities must be given");
   if (!w.b_density_input) throw_invalid("upload: b input density must be given");
   uint64_t a_cnt = k->num_aux ? popcount_bits(w.a_density_aux, k->num_aux) : 0;
