@@ -561,11 +561,10 @@ void ntt_natural(fr_t* d, uint32_t log_n, bool inverse, bool coset, const ntt_ta
 // coefficient by coefficient: exactly what (A B - C) / (g^n - 1) on the
 // coset, transformed back, gives, for any a, b, c (when a b = c on the
 // domain, P_lo + P_hi = C and h = P_hi).
-void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, fr_t* h_out, cudaStream_t st) {
-  check_tables(log_n, t);
-  if (h_out == a || h_out == c) throw error(C2G_ERR_INTERNAL, 0, "compute_h: h_out aliases a or c");
-  const uint64_t n = 1ull << log_n;
-  const fr_t ninv = fr_host_inv(fr_host_from_u64(n));
+// a and b (domain evaluations) -> their coset evaluations, natural order:
+// the four NTTs both H forms start with.
+static void coset_evaluations(fr_t* a, fr_t* b, uint32_t log_n, const ntt_tables& t, cudaStream_t st) {
+  const fr_t ninv = fr_host_inv(fr_host_from_u64(1ull << log_n));
   // coefficient p (bit-reversed order) of the inverse transform, times n,
   // scaled by 1/n and g^bitrev(p) as the coset transform loads it
   const ntt_in_scale to_coset{ninv, t.g_lo, t.g_hi, log_n};
@@ -573,6 +572,14 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
     ntt_dif(v, log_n, true, t, st);  // evaluations -> coefficients (bit-reversed, times n)
     ntt_passes<true>(v, log_n, false, t, st, to_coset);  // coset evaluations, natural order
   }
+}
+
+void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, fr_t* h_out, cudaStream_t st) {
+  check_tables(log_n, t);
+  if (h_out == a || h_out == c) throw error(C2G_ERR_INTERNAL, 0, "compute_h: h_out aliases a or c");
+  const uint64_t n = 1ull << log_n;
+  const fr_t ninv = fr_host_inv(fr_host_from_u64(n));
+  coset_evaluations(a, b, log_n, t, st);
   ntt_dif(c, log_n, true, t, st);  // n C, bit-reversed
   C2G_LAUNCH(k_mul_pointwise, elementwise_grid(n), 256, 0, st, a, b, n);
   CK_LAUNCH("k_mul_pointwise");
@@ -599,12 +606,7 @@ void compute_h(fr_t* a, fr_t* b, fr_t* c, uint32_t log_n, const ntt_tables& t, f
 void compute_coset_products(fr_t* a, fr_t* b, uint32_t log_n, const ntt_tables& t, cudaStream_t st) {
   check_tables(log_n, t);
   const uint64_t n = 1ull << log_n;
-  const fr_t ninv = fr_host_inv(fr_host_from_u64(n));
-  const ntt_in_scale to_coset{ninv, t.g_lo, t.g_hi, log_n};
-  for (fr_t* v : {a, b}) {
-    ntt_dif(v, log_n, true, t, st);
-    ntt_passes<true>(v, log_n, false, t, st, to_coset);
-  }
+  coset_evaluations(a, b, log_n, t, st);
   C2G_LAUNCH(k_mul_pointwise_canonical, elementwise_grid(n), 256, 0, st, a, b, n);
   CK_LAUNCH("k_mul_pointwise_canonical");
 }

@@ -130,6 +130,9 @@ static uint64_t desc_h_count(const c2g_key_desc& d) {
   return d.h_form == C2G_H_COSET_LAGRANGE ? d.domain : d.domain - 1;
 }
 
+// a coset-Lagrange key reads no c (c2g.h)
+static bool key_reads_c(const c2g_key* k) { return k->h_form != C2G_H_COSET_LAGRANGE; }
+
 static void desc_queries(const c2g_key_desc& d, query_ref q[5]) {
   q[0] = {"h", desc_h_count(d), sizeof(g1_affine), d.h, d.h_buf};
   q[1] = {"l", d.num_aux, sizeof(g1_affine), d.l, d.l_buf};
@@ -345,10 +348,9 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L, bool overlap) 
   L.res_g2 = a.take_n<xyzz_t<fp2_t>>(1);
   // region X, phase 1: the H computation
   arena hx = a;
-  // (a coset-Lagrange key reads no c: docs/cuda.md)
-  const uint64_t vecs = k->h_form == C2G_H_COSET_LAGRANGE ? 2 : 3;
+  const uint64_t vecs = key_reads_c(k) ? 3 : 2;
   L.va = hx.take_n<fr_t>(n);
-  L.vc = vecs == 3 ? hx.take_n<fr_t>(n) : nullptr;
+  L.vc = key_reads_c(k) ? hx.take_n<fr_t>(n) : nullptr;
   // (during the upload only: the codes of the vectors uploaded coded)
   L.codes = hx.take_n<uint8_t>(vecs * n + k->num_aux);
   L.code_others = hx.take_n<uint32_t>(4);
@@ -466,7 +468,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
   const c2g_key* k = t->key;
   const uint64_t n = k->domain, rows = t->rows;
-  const bool read_c = k->h_form != C2G_H_COSET_LAGRANGE;  // (c2g.h)
+  const bool read_c = key_reads_c(k);
   if (!w.a || !w.b || (read_c && !w.c) || !w.input)
     throw_invalid(read_c ? "upload: a, b, c and input must be given" : "upload: a, b and input must be given");
   if (k->num_aux && (!w.aux || !w.a_density_aux || !w.b_density_aux)) throw_invalid("upload: aux and its densities must be given");
@@ -606,8 +608,8 @@ static void compute_h_part(c2g_task* t, cudaStream_t st, event_pair& e_h, event_
   task_layout& L = t->lay;
   const uint64_t n = k->domain;
   e_h.start(st);
-  if (k->h_form == C2G_H_COSET_LAGRANGE) {
-    // (no unsatisfied witness to find: c is not read, c2g.h)
+  if (!key_reads_c(k)) {
+    // coset-Lagrange: no unsatisfied witness to find (c2g.h)
     compute_coset_products(L.va, L.hvec, k->log_n, k->tables, st);
     e_h.stop(st);
   } else {

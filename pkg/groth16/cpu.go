@@ -93,24 +93,23 @@ func CheckProvingKey(pk *ProvingKey) error {
 	if pk == nil {
 		return fmt.Errorf("%w: nil proving key", ErrShape)
 	}
-	n := pk.DomainSize()
+	// what H and LInput hold per form
+	var hWant, lInputWant string
+	var lInputs int
 	switch pk.HForm {
 	case HMonomial:
-		if n < 2 || n&(n-1) != 0 {
-			return fmt.Errorf("%w: h has %d points, want a power of two minus one", ErrShape, len(pk.H))
-		}
-		if len(pk.LInput) != 0 {
-			return fmt.Errorf("%w: l_input has %d points in a key of monomial form", ErrShape, len(pk.LInput))
-		}
+		hWant, lInputWant = "a power of two minus one", "none in a key of monomial form"
 	case HCosetLagrange:
-		if n < 2 || n&(n-1) != 0 {
-			return fmt.Errorf("%w: h has %d points, want a power of two (coset-Lagrange form)", ErrShape, len(pk.H))
-		}
-		if len(pk.LInput) != len(pk.VK.IC) {
-			return fmt.Errorf("%w: l_input has %d points, want one per input (%d)", ErrShape, len(pk.LInput), len(pk.VK.IC))
-		}
+		hWant, lInputWant, lInputs = "a power of two (coset-Lagrange form)", fmt.Sprintf("one per input (%d)", len(pk.VK.IC)), len(pk.VK.IC)
 	default:
 		return fmt.Errorf("%w: unknown H form %v", ErrShape, pk.HForm)
+	}
+	n := pk.DomainSize()
+	if n < 2 || n&(n-1) != 0 {
+		return fmt.Errorf("%w: h has %d points, want %s", ErrShape, len(pk.H), hWant)
+	}
+	if len(pk.LInput) != lInputs {
+		return fmt.Errorf("%w: l_input has %d points, want %s", ErrShape, len(pk.LInput), lInputWant)
 	}
 	if n > 1<<32 { // Fr has 2-adicity 32
 		return fmt.Errorf("%w: domain %d too large", ErrShape, n)
@@ -250,7 +249,7 @@ type cpuTask struct {
 	aScalars, bScalars []fr.Element
 	aux                []fr.Element
 
-	// inputL is Σ input_k·LInput_k (ProvingKey.InputL), added to sumL.
+	// inputL is Σ input_k·LInput_k (InputL), added to sumL.
 	inputL                  curve.G1Jac
 	computed                bool
 	sumH, sumL, sumA, sumB1 curve.G1Jac
@@ -338,7 +337,7 @@ func (t *cpuTask) Compute(ctx context.Context) error {
 	var h []fr.Element
 	var err error
 	if pk.HForm == HCosetLagrange {
-		h, err = cosetProducts(ctx, t.key.domain, &t.abc, nw)
+		h, err = lagrangeHScalars(ctx, t.key.domain, &t.abc, nw)
 	} else {
 		h, err = computeH(ctx, t.key.domain, &t.abc, nw)
 	}
@@ -404,12 +403,12 @@ func computeH(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) 
 	return a[:n-1], nil
 }
 
-// cosetProducts returns A(g·ω^i)·B(g·ω^i) for i < n, the H MSM's scalars
+// lagrangeHScalars returns A(g·ω^i)·B(g·ω^i) for i < n, the H MSM's scalars
 // for a key in HCosetLagrange form, overwriting a and b: four FFTs. It
 // first checks a_j·b_j = c_j on the domain — what makes the coset product
 // (gⁿ − 1)·h + C with deg h ≤ n − 2 (HCosetLagrange) —, the test
 // computeH's top coefficient makes in monomial form.
-func cosetProducts(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) ([]fr.Element, error) {
+func lagrangeHScalars(ctx context.Context, d *fft.Domain, abc *[3][]fr.Element, nw int) ([]fr.Element, error) {
 	a, b, c := abc[0], abc[1], abc[2]
 	n := len(a)
 	chunk := max(1<<12, n/(4*nw))

@@ -96,16 +96,15 @@ func sampleToxicWaste(seed []byte, n uint64) (toxicWaste, error) {
 	var tw toxicWaste
 	var err error
 	one := fr.One()
+	_, gn := cosetShift(n)
 	for {
 		if tw.tau, err = src.next("tau"); err != nil {
 			return tw, err
 		}
 		// tau must lie outside the domain, Z(tau) = tau^n − 1 ≠ 0, and
 		// outside the coset g·<ω> of the HCosetLagrange form, tau^n ≠ g^n.
-		var z, gn fr.Element
+		var z fr.Element
 		z.Exp(tw.tau, new(big.Int).SetUint64(n))
-		g := fft.GeneratorFullMultiplicativeGroup()
-		gn.Exp(g, new(big.Int).SetUint64(n))
 		if !z.Equal(&one) && !z.Equal(&gn) {
 			break
 		}
@@ -119,6 +118,15 @@ func sampleToxicWaste(seed []byte, n uint64) (toxicWaste, error) {
 		}
 	}
 	return tw, nil
+}
+
+// cosetShift is the coset g·<ω> of the HCosetLagrange form's g (gnark's
+// FrMultiplicativeGen, the provers' coset shift) and gⁿ, the value xⁿ
+// takes on it.
+func cosetShift(n uint64) (g, gn fr.Element) {
+	g = fft.GeneratorFullMultiplicativeGroup()
+	gn.Exp(g, new(big.Int).SetUint64(n))
+	return g, gn
 }
 
 // Setup generates Groth16 parameters for c in bellperson's flavour: every
@@ -241,9 +249,8 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	// (beta·u + alpha·v + w) / gamma for inputs, / delta for aux. In
 	// coset-Lagrange form (ProvingKey.HForm) the aux get −kappa·w/delta
 	// more and the inputs' −kappa·w/delta make LInput, kappa = Z(tau)/(g^n − 1).
-	var kappa, gn fr.Element
-	g := fft.GeneratorFullMultiplicativeGroup()
-	gn.Exp(g, big.NewInt(int64(n)))
+	var kappa fr.Element
+	g, gn := cosetShift(uint64(n))
 	kappa.Sub(&gn, &one).Inverse(&kappa).Mul(&kappa, &zTau)
 	var mKappaDelta fr.Element // −kappa/delta
 	mKappaDelta.Mul(&kappa, &deltaInv).Neg(&mKappaDelta)
@@ -309,15 +316,17 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	// dropped after it (bSc stays for G2), so the peak holds the points made
 	// so far and the scalars still to go, not both in full (at the 32 GiB
 	// shape about 12 GB less).
-	for _, q := range []struct {
+	type query struct {
 		sc   *[]fr.Element
 		out  *[]curve.G1Affine
 		keep bool
-	}{{&hSc, &pk.H, false}, {&lSc, &pk.L, false}, {&aSc, &pk.A, false}, {&bSc, &pk.BG1, true}, {&icSc, &pk.VK.IC, false}, {&liSc, &pk.LInput, false}} {
+	}
+	queries := []query{{&hSc, &pk.H, false}, {&lSc, &pk.L, false}, {&aSc, &pk.A, false}, {&bSc, &pk.BG1, true}, {&icSc, &pk.VK.IC, false}}
+	if lagrangeH {
+		queries = append(queries, query{&liSc, &pk.LInput, false})
+	}
+	for _, q := range queries {
 		sc := *q.sc
-		if sc == nil {
-			continue // LInput in monomial form
-		}
 		out := make([]curve.G1Affine, len(sc))
 		*q.out = out
 		if cfg.fixedBase != nil {

@@ -126,7 +126,7 @@ type ProvingKey struct {
 	L []curve.G1Affine
 	// LInput is empty for HMonomial; for HCosetLagrange it has one point
 	// per public input, −κ·w_k(τ)/δ, weighed by the inputs into the L sum
-	// (ProvingKey.InputL).
+	// (InputL).
 	LInput []curve.G1Affine
 	// A holds the A query of every input, then of the aux variables whose
 	// ADensityAux bit is set.

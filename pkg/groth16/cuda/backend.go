@@ -64,6 +64,15 @@ type shape struct {
 	hForm                           groth16.HForm
 }
 
+// hPoints is the H query's length: domain − 1, or domain in
+// coset-Lagrange form (groth16.ProvingKey.DomainSize's inverse).
+func (s shape) hPoints() int64 {
+	if s.hForm == groth16.HCosetLagrange {
+		return s.domain
+	}
+	return s.domain - 1
+}
+
 // pkShape checks pk as every backend does (groth16.CheckProvingKey), with
 // this library's smaller domain limit, 2^27.
 func pkShape(pk *groth16.ProvingKey) (shape, error) {

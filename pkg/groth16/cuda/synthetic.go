@@ -37,10 +37,7 @@ func (b *Backend) LoadSynthetic(ctx context.Context, sh SyntheticShape, seed uin
 	}
 	// H first; the other G1 queries copy its points where it has enough (a
 	// device copy is far cheaper than generating), else get their own.
-	nH := sh.Domain - 1
-	if sh.HForm == groth16.HCosetLagrange {
-		nH = sh.Domain
-	}
+	nH := int(k.shape.hPoints())
 	const stage = "cuda synthetic key"
 	b.progress(stage, 0, 5)
 	g1 := func(n int, s uint64) (*Buffer, error) {
@@ -126,12 +123,8 @@ func (k *key) syntheticParams() (*groth16.ProvingKey, error) {
 		return nil, fmt.Errorf("cuda: not a synthetic key")
 	}
 	pk := &groth16.ProvingKey{VK: *k.vk, HForm: k.shape.hForm, LInput: k.lInput}
-	nH := k.shape.domain - 1
-	if k.shape.hForm == groth16.HCosetLagrange {
-		nH = k.shape.domain
-	}
 	var err error
-	if pk.H, err = k.buffers[0].ReadG1(int(nH)); err != nil {
+	if pk.H, err = k.buffers[0].ReadG1(int(k.shape.hPoints())); err != nil {
 		return nil, err
 	}
 	if pk.L, err = k.buffers[1].ReadG1(int(k.shape.aux)); err != nil {
