@@ -115,6 +115,14 @@ func (l *LC) SubScaled(c *fr.Element, o *LC) *LC {
 	return l
 }
 
+// Scale multiplies every coefficient by c.
+func (l *LC) Scale(c *fr.Element) *LC {
+	for i := range l.terms {
+		l.terms[i].C.Mul(&l.terms[i].C, c)
+	}
+	return l
+}
+
 // Eval is Σ c·value(v).
 func (l *LC) Eval(value func(Variable) *fr.Element) fr.Element {
 	var acc, t fr.Element

@@ -113,10 +113,7 @@ func (x *Num) AddNum(o *Num) *Num {
 
 // Scale multiplies x by c, every coefficient and the value.
 func (x *Num) Scale(c *fr.Element) *Num {
-	ts := x.LC.Terms()
-	for i := range ts {
-		ts[i].C.Mul(&ts[i].C, c)
-	}
+	x.LC.Scale(c)
 	x.Val.Mul(&x.Val, c)
 	return x
 }
