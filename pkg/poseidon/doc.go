@@ -24,6 +24,9 @@
 // hash runs the round-constant-compressed, sparse-matrix form of the
 // permutation (the same optimisation neptune uses); tests check it against
 // the textbook form and against published neptune / rust-fil-proofs vectors.
+// OptimizedConstants gives the same constants in the layout neptune's
+// bellperson circuit uses (round keys added before each linear layer), for
+// the R1CS gadget in pkg/gadget/poseidon.
 //
 // The package does not hold Merkle trees, sponge or constant-length modes,
 // or the strengthened parameter set: nothing in PoRep uses them.
