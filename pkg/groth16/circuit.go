@@ -12,6 +12,8 @@ import (
 	"github.com/consensys/gnark/constraint"
 	cs "github.com/consensys/gnark/constraint/bls12-381"
 	"github.com/consensys/gnark/constraint/solver"
+
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
 // Circuit is a compiled gnark BLS12-381 R1CS prepared for this engine: the
@@ -216,4 +218,47 @@ func withInputRows(v []fr.Element, input []fr.Element, a bool) []fr.Element {
 		clear(tail)
 	}
 	return v
+}
+
+// gnarkSystem is a Circuit as an R1CS for SetupR1CS: the public wires are
+// the inputs and the others the aux variables, in gnark's order, and the
+// terms are those of non-zero coefficient, the ones the circuit's
+// densities count.
+type gnarkSystem struct{ c *Circuit }
+
+func (g gnarkSystem) NumInputs() int      { return g.c.nbInputs }
+func (g gnarkSystem) NumAux() int         { return g.c.nbAux }
+func (g gnarkSystem) NumConstraints() int { return g.c.nbConstraints }
+
+func (g gnarkSystem) Terms(m int, f func(row int, v r1cs.Variable, c *fr.Element) error) error {
+	if m < MatrixA || m > MatrixC {
+		return fmt.Errorf("groth16: matrix %d, want 0 (A), 1 (B) or 2 (C)", m)
+	}
+	coeffs := g.c.ccs.Coefficients
+	nIn := g.c.nbInputs
+	it := g.c.ccs.GetR1CIterator()
+	for j, rc := 0, it.Next(); rc != nil; j, rc = j+1, it.Next() {
+		lc := rc.L
+		switch m {
+		case MatrixB:
+			lc = rc.R
+		case MatrixC:
+			lc = rc.O
+		}
+		for _, t := range lc {
+			if t.CoeffID() == constraint.CoeffIdZero {
+				continue
+			}
+			var v r1cs.Variable
+			if w := t.WireID(); w < nIn {
+				v = r1cs.Input(w)
+			} else {
+				v = r1cs.Aux(w - nIn)
+			}
+			if err := f(j, v, &coeffs[t.CoeffID()]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

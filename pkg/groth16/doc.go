@@ -3,8 +3,9 @@
 //
 // Its boundary is a synthesized circuit instance (Synthesized): the constraint
 // evaluations a, b, c, the input and aux assignments and the A/B density
-// bitmaps. Anything that produces one (the PoRep synthesizer in pkg/porep, a
-// bellperson-compatible synthesizer later) can be proved by any Backend.
+// bitmaps. Anything that produces one (the PoRep synthesizer in pkg/porep,
+// SynthesizeSystem for a pkg/r1cs System) can be proved by any Backend.
+// Setup's boundary is a constraint system (R1CS).
 //
 // The package holds:
 //   - the types: Synthesized, ProvingKey, VerifyingKey, Proof, Randomness;
@@ -17,11 +18,19 @@
 //     SplitProofs for multi-partition proofs). Decoding errors are
 //     *FormatError values naming the section (vk, ic, h, l, a, b_g1, b_g2),
 //     the point and the problem (ErrTruncated, ErrNotOnCurve, ...);
+//   - the constraint-system boundary of setup: R1CS (counts and a stream
+//     of each matrix's terms, implemented by pkg/r1cs's System and by
+//     circuits replayed from templates), Densities, and SynthesizeSystem,
+//     the reference synthesis of a small r1cs.System with values;
+//   - SetupR1CS: parameters and densities for an R1CS with bellperson's
+//     generator rules (input rows input_i · 0 = 0, A and B without the
+//     identity points, unconstrained variables refused, ErrUnconstrainedVariable),
+//     the prover's densities checked against the key's (ErrDensityMismatch),
+//     fresh toxic waste or a test seed, progress reports, either H form;
 //   - the gnark adapter: Circuit wraps a compiled gnark BLS12-381 R1CS
 //     (without commitments), computes the density bitmaps once and turns a
 //     witness into a Synthesized with gnark's solver (Circuit.Solve);
-//   - Setup: parameters for a Circuit, with bellperson's input constraints
-//     (input_i · 0 = 0), fresh toxic waste or a test seed, progress reports;
+//     Setup is SetupR1CS on a Circuit;
 //   - the staged Backend / Key / Task interface and its CPU implementation
 //     (NewCPUBackend), the reference every backend must match byte for byte,
 //     and Prove, which runs every stage;

@@ -38,6 +38,16 @@ var (
 	// ErrCommitments: the gnark circuit uses commitments (BSB22), which the
 	// Filecoin Groth16 flavour does not have.
 	ErrCommitments = errors.New("groth16: circuits with commitments are not supported")
+	// ErrUnconstrainedVariable: setup found an aux variable in no
+	// constraint (its L point would be the identity); bellperson's
+	// generator refuses such a circuit (SynthesisError::UnconstrainedVariable).
+	ErrUnconstrainedVariable = errors.New("groth16: unconstrained variable")
+	// ErrDensityMismatch: setup found a variable that appears in the A or
+	// B matrix (so the prover's density counts it) whose evaluation there
+	// is zero (so bellperson's key leaves its point out), e.g. one whose
+	// only coefficient in A cancelled to zero. No proof of such a circuit
+	// could verify.
+	ErrDensityMismatch = errors.New("groth16: density of the prover and of the key differ")
 )
 
 // Section names of the .params layout, as used in FormatError.

@@ -14,6 +14,8 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/consensys/gnark/constraint"
+
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
 // SetupOption configures Setup.
@@ -129,39 +131,84 @@ func cosetShift(n uint64) (g, gn fr.Element) {
 	return g, gn
 }
 
-// Setup generates Groth16 parameters for c in bellperson's flavour: every
-// public input i gets the extra constraint input_i · 0 = 0 after the
-// circuit's constraints, the domain is the next power of two ≥ constraints +
-// inputs, H has domain − 1 points, and the A and B queries hold only the
-// variables whose density bit is set (all inputs for A). The toxic waste is
-// fresh from crypto/rand unless SetupSeed is given. The result's VK field is
-// the verifying key.
+// Setup generates Groth16 parameters for the gnark circuit c: SetupR1CS
+// on c's constraints (gnark's zero-coefficient terms left out, as the
+// circuit's densities leave them out), so the rules are SetupR1CS's and
+// the A and B queries follow c.Densities().
 func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, error) {
+	if c == nil {
+		return nil, fmt.Errorf("groth16: setup: nil circuit")
+	}
+	pk, d, err := SetupR1CS(ctx, gnarkSystem{c}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if !d.Equal(&Densities{ADensityAux: c.aDensityAux, BDensityInput: c.bDensityInput, BDensityAux: c.bDensityAux}) {
+		return nil, fmt.Errorf("groth16: setup: the densities of the key differ from the circuit's")
+	}
+	return pk, nil
+}
+
+// SetupR1CS generates Groth16 parameters for sys with bellperson's
+// generator rules, and returns them with the densities every Synthesized
+// of the circuit must carry:
+//   - input 0 is ONE; every input i gets the row input_i · 0 = 0 after
+//     the circuit's constraints, and the domain n is the next power of two
+//     ≥ constraints + inputs;
+//   - u_k, v_k, w_k are variable k's A, B and C polynomials at τ (Lagrange
+//     basis of the domain); H has n − 1 points τ^i·Z(τ)/δ, IC one per
+//     input (β·u + α·v + w)/γ, L one per aux variable (β·u + α·v + w)/δ;
+//   - A holds u_k(τ) of the variables (inputs, then aux) with u_k(τ) ≠ 0,
+//     B_G1 and B_G2 v_k(τ) of those with v_k(τ) ≠ 0: bellperson filters
+//     the identity points out;
+//   - an aux variable whose L point is the identity (one in no
+//     constraint) is refused, ErrUnconstrainedVariable naming it.
+//
+// The prover's densities are presence: a variable is in A (B) when it is
+// a term of some A (B) combination with a non-zero coefficient, as
+// bellperson's prover (eval_with_trackers) counts it. SetupR1CS computes
+// both and refuses a circuit where they differ (ErrDensityMismatch, naming
+// the variable: one whose non-zero A or B coefficients cancel out over
+// the domain), since no proof of it could verify.
+//
+// The toxic waste τ, α, β, γ, δ is fresh from crypto/rand unless
+// SetupSeed is given; the generators are the standard ones. The result's
+// VK field is the verifying key; with SetupHForm(HCosetLagrange) its H, L
+// and LInput are in coset-Lagrange form (the same proofs). An error of sys.Terms is returned wrapped
+// (naming the matrix), as is the context's when it is done; a term outside
+// the system's counts is an error naming its constraint.
+func SetupR1CS(ctx context.Context, sys R1CS, opts ...SetupOption) (*ProvingKey, *Densities, error) {
 	var cfg setupConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if c == nil {
-		return nil, fmt.Errorf("groth16: setup: nil circuit")
+	if sys == nil {
+		return nil, nil, fmt.Errorf("groth16: setup: nil constraint system")
 	}
 	if cfg.hForm != HMonomial && cfg.hForm != HCosetLagrange {
-		return nil, fmt.Errorf("groth16: setup: unknown H form %v", cfg.hForm)
+		return nil, nil, fmt.Errorf("groth16: setup: unknown H form %v", cfg.hForm)
 	}
 	lagrangeH := cfg.hForm == HCosetLagrange
 	nw := workers(cfg.workers)
-	m, nIn, nAux := c.nbConstraints, c.nbInputs, c.nbAux
+	m, nIn, nAux := sys.NumConstraints(), sys.NumInputs(), sys.NumAux()
+	if m < 0 || nIn < 1 || nAux < 0 {
+		return nil, nil, fmt.Errorf("groth16: setup: system of %d constraints, %d inputs and %d aux variables (ONE is input 0)", m, nIn, nAux)
+	}
+	if nIn > r1cs.MaxIndex+1 || nAux > r1cs.MaxIndex+1 {
+		return nil, nil, fmt.Errorf("groth16: setup: %d inputs and %d aux variables, at most %d of each", nIn, nAux, r1cs.MaxIndex+1)
+	}
 	rows := m + nIn
-	n := c.DomainSize()
+	n := domainSize(rows)
 	if n > 1<<32 {
-		return nil, fmt.Errorf("groth16: setup: domain of %d points too large (at most 2^32)", n)
+		return nil, nil, fmt.Errorf("groth16: setup: domain of %d points too large (at most 2^32)", n)
 	}
 	omega, err := fft.Generator(uint64(n))
 	if err != nil {
-		return nil, fmt.Errorf("groth16: setup: domain of size %d: %w", n, err)
+		return nil, nil, fmt.Errorf("groth16: setup: domain of size %d: %w", n, err)
 	}
 	tw, err := sampleToxicWaste(cfg.seed, uint64(n))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	// Lagrange basis at tau: L_j(tau) = (tau^n − 1)/n · ω^j / (tau − ω^j).
@@ -192,41 +239,18 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("groth16: setup: %w", err)
+		return nil, nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 
-	// QAP at tau: u_i, v_i, w_i for every variable (inputs, then aux).
+	// QAP at tau: u_k, v_k, w_k for every variable (inputs, then aux), and
+	// the prover's densities (presence in A and B).
 	nWires := nIn + nAux
 	u := make([]fr.Element, nWires)
 	v := make([]fr.Element, nWires)
 	w := make([]fr.Element, nWires)
-	pr = newProgressReporter(cfg.progress, "setup: qap", 3)
-	coeffs := c.ccs.Coefficients
-	var wg sync.WaitGroup
-	for k, dst := range [3][]fr.Element{u, v, w} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			it := c.ccs.GetR1CIterator()
-			j := 0
-			for rc := it.Next(); rc != nil; rc = it.Next() {
-				lc := rc.L
-				if k == 1 {
-					lc = rc.R
-				} else if k == 2 {
-					lc = rc.O
-				}
-				for _, t := range lc {
-					AddTerm(&dst[t.WireID()], t.CoeffID(), coeffs, &lag[j])
-				}
-				j++
-			}
-			pr.add(1)
-		}()
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("groth16: setup: %w", err)
+	dens := newDensities(nIn, nAux)
+	if err := evalQAP(ctx, sys, lag[:m], [3][]fr.Element{u, v, w}, dens, cfg.progress); err != nil {
+		return nil, nil, err
 	}
 	// Input constraints input_i · 0 = 0: only A gets a term.
 	for i := 0; i < nIn; i++ {
@@ -238,17 +262,11 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	var gammaInv, deltaInv fr.Element
 	gammaInv.Inverse(&tw.gamma)
 	deltaInv.Inverse(&tw.delta)
-	// The A and B queries keep the variables of their densities, as the
-	// prover's dense scalar vectors do (cpuKey.Prepare).
-	aSc := make([]fr.Element, 0, nIn+c.aDensityAux.Count())
-	aSc = append(aSc, u[:nIn]...)
-	aSc = appendDense(aSc, u[nIn:], c.aDensityAux)
-	bSc := make([]fr.Element, 0, c.bDensityInput.Count()+c.bDensityAux.Count())
-	bSc = appendDense(bSc, v[:nIn], c.bDensityInput)
-	bSc = appendDense(bSc, v[nIn:], c.bDensityAux)
 	// (beta·u + alpha·v + w) / gamma for inputs, / delta for aux. In
 	// coset-Lagrange form (ProvingKey.HForm) the aux get −kappa·w/delta
 	// more and the inputs' −kappa·w/delta make LInput, kappa = Z(tau)/(g^n − 1).
+	// The same pass checks the densities against the evaluations and
+	// finds the unconstrained aux variables (first of each, by index).
 	var kappa fr.Element
 	g, gn := cosetShift(uint64(n))
 	kappa.Sub(&gn, &one).Inverse(&kappa).Mul(&kappa, &zTau)
@@ -260,9 +278,17 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	if lagrangeH {
 		liSc = make([]fr.Element, nIn)
 	}
+	var (
+		mu                        sync.Mutex
+		firstMismatch, firstUnset = nWires, nWires
+	)
 	_ = parallelRange(context.Background(), nWires, 1<<14, nw, func(start, end int) error {
 		var t, s, k fr.Element
+		mismatch, unset := nWires, nWires
 		for i := start; i < end; i++ {
+			if mismatch == nWires && !densityMatches(dens, nIn, i, &u[i], &v[i]) {
+				mismatch = i
+			}
 			t.Mul(&tw.beta, &u[i])
 			s.Mul(&tw.alpha, &v[i])
 			t.Add(&t, &s).Add(&t, &w[i])
@@ -275,14 +301,35 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 					liSc[i] = k
 				}
 			} else {
+				if unset == nWires && t.IsZero() {
+					unset = i
+				}
 				lSc[i-nIn].Mul(&t, &deltaInv)
 				if lagrangeH {
 					lSc[i-nIn].Add(&lSc[i-nIn], &k)
 				}
 			}
 		}
+		mu.Lock()
+		firstMismatch, firstUnset = min(firstMismatch, mismatch), min(firstUnset, unset)
+		mu.Unlock()
 		return nil
 	})
+	if firstMismatch < nWires {
+		return nil, nil, densityError(dens, nIn, firstMismatch, &u[firstMismatch])
+	}
+	if firstUnset < nWires {
+		return nil, nil, fmt.Errorf("%w: aux %d is in no constraint (its L point is the identity; bellperson refuses the circuit)", ErrUnconstrainedVariable, firstUnset-nIn)
+	}
+	// The A and B queries keep the variables of the densities (equal to
+	// those of non-zero evaluation, as checked), as the prover's dense
+	// scalar vectors do (cpuKey.Prepare).
+	aSc := make([]fr.Element, 0, nIn+dens.ADensityAux.Count())
+	aSc = append(aSc, u[:nIn]...)
+	aSc = appendDense(aSc, u[nIn:], dens.ADensityAux)
+	bSc := make([]fr.Element, 0, dens.BDensityInput.Count()+dens.BDensityAux.Count())
+	bSc = appendDense(bSc, v[:nIn], dens.BDensityInput)
+	bSc = appendDense(bSc, v[nIn:], dens.BDensityAux)
 	u, v, w = nil, nil, nil
 	var hSc []fr.Element
 	if lagrangeH {
@@ -309,7 +356,7 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	total := len(aSc) + len(bSc) + len(icSc) + len(lSc) + len(hSc) + len(liSc)
 	fb1, err := newG1FixedBase(ctx, &g1, total, nw)
 	if err != nil {
-		return nil, fmt.Errorf("groth16: setup: %w", err)
+		return nil, nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	pr = newProgressReporter(cfg.progress, "setup: g1", int64(total))
 	// Each query's points are allocated when its turn comes and its scalars
@@ -337,7 +384,7 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 			err = fb1.mul(ctx, sc, out, nw, pr)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("groth16: setup: %w", err)
+			return nil, nil, fmt.Errorf("groth16: setup: %w", err)
 		}
 		if !q.keep {
 			*q.sc = nil
@@ -347,7 +394,7 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 	fb1 = nil
 	fb2, err := newG2FixedBase(ctx, &g2, len(bSc), nw)
 	if err != nil {
-		return nil, fmt.Errorf("groth16: setup: %w", err)
+		return nil, nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	pr = newProgressReporter(cfg.progress, "setup: g2", int64(len(bSc)))
 	if cfg.fixedBase != nil {
@@ -358,13 +405,136 @@ func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, e
 		err = fb2.mul(ctx, bSc, pk.BG2, nw, pr)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("groth16: setup: %w", err)
+		return nil, nil, fmt.Errorf("groth16: setup: %w", err)
 	}
 	vkG1 := curve.BatchScalarMultiplicationG1(&g1, []fr.Element{tw.alpha, tw.beta, tw.delta})
 	vkG2 := curve.BatchScalarMultiplicationG2(&g2, []fr.Element{tw.beta, tw.gamma, tw.delta})
 	pk.VK.AlphaG1, pk.VK.BetaG1, pk.VK.DeltaG1 = vkG1[0], vkG1[1], vkG1[2]
 	pk.VK.BetaG2, pk.VK.GammaG2, pk.VK.DeltaG2 = vkG2[0], vkG2[1], vkG2[2]
-	return pk, nil
+	return pk, dens, nil
+}
+
+// evalQAP accumulates each matrix's polynomials at tau, dst[k][variable]
+// += c·lag[row] over sys's terms of matrix k (the three concurrently),
+// and records the presence densities of A (aux) and B. Progress and
+// cancellation go by blocks of 2^16 rows.
+func evalQAP(ctx context.Context, sys R1CS, lag []fr.Element, dst [3][]fr.Element, d *Densities, progress Progress) error {
+	m := len(lag)
+	nIn, nAux := d.BDensityInput.Len, d.BDensityAux.Len
+	pr := newProgressReporter(progress, "setup: qap", 3*int64(m))
+	var errs [3]error
+	var wg sync.WaitGroup
+	for k := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var inputs, aux *Bitmap // presence, where the prover counts it
+			switch k {
+			case MatrixA:
+				aux = &d.ADensityAux
+			case MatrixB:
+				inputs, aux = &d.BDensityInput, &d.BDensityAux
+			}
+			acc := dst[k]
+			last, reported := -1, 0
+			err := sys.Terms(k, func(row int, v r1cs.Variable, c *fr.Element) error {
+				if row != last {
+					if uint(row) >= uint(m) {
+						return fmt.Errorf("term of constraint %d, the system has %d", row, m)
+					}
+					if row>>16 != last>>16 {
+						pr.add(int64(row - reported))
+						reported = row
+						if err := ctx.Err(); err != nil {
+							return err
+						}
+					}
+					last = row
+				}
+				i := v.Index()
+				present := !c.IsZero() // bellperson's prover skips zero coefficients
+				if v.IsInput() {
+					if i >= nIn {
+						return fmt.Errorf("constraint %d: term of input %d, the system has %d inputs", row, i, nIn)
+					}
+					if inputs != nil && present {
+						inputs.Set(i)
+					}
+				} else {
+					if i >= nAux {
+						return fmt.Errorf("constraint %d: term of aux %d, the system has %d aux variables", row, i, nAux)
+					}
+					if aux != nil && present {
+						aux.Set(i)
+					}
+					i += nIn
+				}
+				addMul(&acc[i], c, &lag[row])
+				return nil
+			})
+			if err == nil {
+				err = ctx.Err()
+			}
+			if err != nil {
+				errs[k] = fmt.Errorf("groth16: setup: matrix %c: %w", "ABC"[k], err)
+			}
+			pr.add(int64(m - reported))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var minusOne = func() (e fr.Element) { e.SetOne(); e.Neg(&e); return }()
+
+// addMul adds c·l to dst, with shortcuts for the coefficients ±1 and 0.
+func addMul(dst, c, l *fr.Element) {
+	switch {
+	case c.IsOne():
+		dst.Add(dst, l)
+	case c.Equal(&minusOne):
+		dst.Sub(dst, l)
+	case c.IsZero():
+	default:
+		var t fr.Element
+		t.Mul(c, l)
+		dst.Add(dst, &t)
+	}
+}
+
+// densityMatches reports whether variable i (inputs, then aux) is in the
+// prover's A and B densities exactly when its u(tau), v(tau) are non-zero
+// (every input is in A, through its input row).
+func densityMatches(d *Densities, nIn, i int, u, v *fr.Element) bool {
+	if i < nIn {
+		return !u.IsZero() && d.BDensityInput.Get(i) == !v.IsZero()
+	}
+	return d.ADensityAux.Get(i-nIn) == !u.IsZero() && d.BDensityAux.Get(i-nIn) == !v.IsZero()
+}
+
+// densityError describes variable i's mismatch (densityMatches false).
+func densityError(d *Densities, nIn, i int, u *fr.Element) error {
+	name, inA, inB := fmt.Sprintf("input %d", i), true, false
+	if i < nIn {
+		inB = d.BDensityInput.Get(i)
+	} else {
+		name = fmt.Sprintf("aux %d", i-nIn)
+		inA, inB = d.ADensityAux.Get(i-nIn), d.BDensityAux.Get(i-nIn)
+	}
+	m, p, present := "A", "u", inA
+	if inA == !u.IsZero() {
+		m, p, present = "B", "v", inB
+	}
+	if present {
+		return fmt.Errorf("%w: %s is a term of %s but %s(τ) = 0 (its coefficients there are zero or cancel): "+
+			"bellperson's key leaves its %s point out while the prover's density counts it", ErrDensityMismatch, name, m, p, m)
+	}
+	return fmt.Errorf("%w: %s is in no %s combination but %s(τ) ≠ 0", ErrDensityMismatch, name, m, p)
 }
 
 // cosetLagrangeH returns the H query's scalars in coset-Lagrange form:
@@ -400,7 +570,7 @@ func cosetLagrangeH(tau, g, gn, omega fr.Element, n int, kappa, deltaInv *fr.Ele
 // system's coefficient table) and for l = 0 or 1, which is most of a
 // PoRep witness (SHA-256 works on bits, whose packed sums Σ 2^i·bit_i are
 // the bulk of the solver's terms): a comparison instead of a Montgomery
-// multiplication. Setup and the circuit's template solver use it.
+// multiplication. The gnark circuit's template solver uses it.
 func AddTerm(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
 	switch cid {
 	case constraint.CoeffIdZero:

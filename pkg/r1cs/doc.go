@@ -10,8 +10,8 @@
 //     order (Variable);
 //   - a linear combination (LC) keeps one term per variable, inputs before
 //     aux, each by index; adding a variable already present adds to its
-//     coefficient, and a term whose coefficient becomes zero stays (it still
-//     counts for the prover's densities, as bellperson's does);
+//     coefficient, and a term whose coefficient becomes zero stays (as in
+//     bellpepper; the prover's densities and the hash skip it);
 //   - Enforce appends the constraint a · b = c; namespaces only name things.
 //
 // CS is the interface circuits are written against. Its implementations:
@@ -19,7 +19,8 @@
 //     asked, variable values and constraint names): the circuit's shape, its
 //     counts and densities, bellpepper's TestConstraintSystem hash (Hash,
 //     Hasher), the oracle dump format (WriteDump), and a satisfaction check
-//     (Satisfied) that names the first failing constraint;
+//     (Satisfied) that names the first failing constraint; Terms streams
+//     one matrix's terms, the form pkg/groth16's setup reads (groth16.R1CS);
 //   - Witness only stores values, for generating the assignment of a
 //     circuit whose constraints are already known; Constraints() is false,
 //     so gadgets may skip building linear combinations.

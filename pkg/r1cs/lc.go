@@ -16,7 +16,8 @@ type Term struct {
 // LC is a linear combination with bellpepper-core's semantics: one term per
 // variable, sorted (inputs first, each by index), adding a variable already
 // present adds to its coefficient, and a term whose coefficient sums to zero
-// is kept (the prover's densities count it). The zero value is the empty
+// is kept (as bellpepper's; the prover's densities and the hash skip it).
+// The zero value is the empty
 // combination.
 //
 // Methods change the receiver and return it, for chaining; Clone before

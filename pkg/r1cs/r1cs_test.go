@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"compress/gzip"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,7 +38,7 @@ func TestLCMergesLikeBellpepper(t *testing.T) {
 			t.Fatalf("term %d is %v, want %v", i, got[i].V, v)
 		}
 	}
-	// Input 2 cancelled: kept with a zero coefficient (densities count it),
+	// Input 2 cancelled: kept with a zero coefficient (as bellpepper's),
 	// left out of the dump form.
 	if !got[1].C.IsZero() {
 		t.Fatalf("input 2 coefficient %v, want 0", got[1].C.String())
@@ -194,4 +196,43 @@ func TestWitnessAt(t *testing.T) {
 		}
 	}()
 	w.Alloc(N("b"), Coeff(1))
+}
+
+// Terms streams each matrix's stored terms, constraint by constraint,
+// zero coefficients included, and stops at f's error.
+func TestSystemTerms(t *testing.T) {
+	s := NewSystem()
+	x := s.AllocInput(N("x"), Coeff(0))
+	y := s.Alloc(N("y"), Coeff(0))
+	z := s.Alloc(N("z"), Coeff(0))
+	var a, b, c LC
+	s.Enforce(N("0"), a.Add(y).Add(x).Sub(x), b.Add(One), c.Add(z).AddCoeff(&coeffMinusOne, y))
+	s.Enforce(N("1"), a.Reset(), b.Reset().Add(z), c.Reset().Add(y))
+	type term struct {
+		row int
+		v   Variable
+		c   string
+	}
+	for m, want := range [3][]term{
+		{{0, x, "0"}, {0, y, "1"}},
+		{{0, One, "1"}, {1, z, "1"}},
+		{{0, y, "-1"}, {0, z, "1"}, {1, y, "1"}},
+	} {
+		var got []term
+		err := s.Terms(m, func(row int, v Variable, c *fr.Element) error {
+			got = append(got, term{row, v, FormatCoeff(c)})
+			return nil
+		})
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("matrix %d: terms %v (%v), want %v", m, got, err, want)
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := s.Terms(2, func(int, Variable, *fr.Element) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("Terms returned %v after %d calls, want stop after 1", err, n)
+	}
+	if err := s.Terms(3, func(int, Variable, *fr.Element) error { return nil }); err == nil {
+		t.Fatal("matrix 3 accepted")
+	}
 }

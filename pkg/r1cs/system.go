@@ -149,6 +149,27 @@ func (s *System) Row(j int) (a, b, c []STerm) {
 	return s.terms[o[0]:o[1]], s.terms[o[1]:o[2]], s.terms[o[2]:o[3]]
 }
 
+// Terms calls f for every term of matrix m (0: A, 1: B, 2: C), constraint
+// by constraint in order, as stored: each combination's terms in LC order,
+// zero coefficients included. c points into the coefficient table (read
+// only). Terms stops at the first error f returns and returns it. Calls
+// for different matrices may run concurrently (it is the streaming form
+// pkg/groth16's setup reads, groth16.R1CS).
+func (s *System) Terms(m int, f func(row int, v Variable, c *fr.Element) error) error {
+	if m < 0 || m > 2 {
+		return fmt.Errorf("r1cs: matrix %d, want 0 (A), 1 (B) or 2 (C)", m)
+	}
+	for j := range s.NumConstraints() {
+		o := s.offs[3*j+m : 3*j+m+2]
+		for _, t := range s.terms[o[0]:o[1]] {
+			if err := f(j, t.V, &s.coeffs[t.K]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // Name returns constraint j's full name ("" without WithNames).
 func (s *System) Name(j int) string {
 	if !s.names {

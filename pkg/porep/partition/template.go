@@ -241,9 +241,10 @@ func (t *Template) Terms(m int, f func(row int, v r1cs.Variable, c *fr.Element))
 }
 
 // Densities are the variables bellperson's prover marks: an aux variable
-// in some A combination, an input or aux variable in some B combination
-// (a term with a zero coefficient counts, as bellperson's does). Every
-// input is in A through its input row.
+// in some A combination, an input or aux variable in some B combination,
+// with a non-zero coefficient (bellperson's eval_with_trackers skips a
+// term whose coefficient cancelled to zero). Every input is in A through
+// its input row.
 type Densities struct {
 	AAux, BInput, BAux []bool
 }
@@ -265,6 +266,7 @@ func (t *Template) Densities() Densities {
 
 func (t *Template) mark(m int, in, aux []bool) {
 	rows := t.sys.NumConstraints()
+	coeffs := t.sys.Coeffs()
 	for j := range rows {
 		a, b, _ := t.sys.Row(j)
 		lc := a
@@ -272,6 +274,9 @@ func (t *Template) mark(m int, in, aux []bool) {
 			lc = b
 		}
 		for _, x := range lc {
+			if coeffs[x.K].IsZero() {
+				continue
+			}
 			if x.V.IsInput() {
 				if in == nil {
 					continue

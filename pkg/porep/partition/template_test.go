@@ -131,11 +131,14 @@ func TestTemplateReplaysTheWholeCircuit(t *testing.T) {
 	for j := range sys.NumConstraints() {
 		a, b, _ := sys.Row(j)
 		for _, x := range a {
-			if !x.V.IsInput() {
+			if !x.V.IsInput() && !sys.Coeffs()[x.K].IsZero() {
 				aAux[x.V.Index()] = true
 			}
 		}
 		for _, x := range b {
+			if sys.Coeffs()[x.K].IsZero() {
+				continue
+			}
 			if x.V.IsInput() {
 				bIn[x.V.Index()] = true
 			} else {
