@@ -9,6 +9,7 @@
 //	coordinator list   [-state S]         recent jobs
 //	coordinator seal   -shape S [-sparse]  seal a test sector, or write a sparse benchmark C1, as C1 JSON
 //	coordinator run    [flags]            single node: everything in one process, proves a test sector (README's `make run`)
+//	coordinator verify -proof FILE [flags] check a sector's final proof as Filecoin's verify_seal does
 //
 // Run `coordinator help` or `coordinator CMD -h` for the flags. Every flag
 // has an environment variable (named in its help) so containers need no
@@ -44,6 +45,7 @@ var commands = map[string]command{
 	"cancel": {"cancel a job", runCancel},
 	"list":   {"list recent jobs", runList},
 	"seal":   {"seal a sector (or -sparse: a benchmark input of any shape) and write its C1 JSON", runSeal},
+	"verify": {"check a sealed sector's final C2 proof as Filecoin's verify_seal does", runVerify},
 	"run":    {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
 }
 

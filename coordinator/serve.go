@@ -14,6 +14,7 @@ import (
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 )
@@ -26,6 +27,7 @@ type serveConfig struct {
 	redisAddr       string
 	redisPrefix     string
 	paramsDir       string
+	officialDir     string
 	otlpEndpoint    string
 	otlpInsecure    bool
 	logLevel        string
@@ -46,6 +48,7 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.redisAddr, "redis", envOr("C2_REDIS_ADDR", "127.0.0.1:6379"), "Redis address ($C2_REDIS_ADDR)")
 	fs.StringVar(&c.redisPrefix, "redis-prefix", envOr("C2_REDIS_PREFIX", jobstore.PrefixDefault), "prefix of every Redis key ($C2_REDIS_PREFIX)")
 	fs.StringVar(&c.paramsDir, "params-dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.vk verifying keys ($C2_PARAMS_DIR)")
+	fs.StringVar(&c.officialDir, "official-params-dir", ceremony.Dir(), "Filecoin's parameter folder, whose official .vk files the Verify API uses when present ($"+ceremony.EnvDir+")")
 	fs.StringVar(&c.otlpEndpoint, "otlp", envOr("C2_OTLP_ENDPOINT", ""), "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export ($C2_OTLP_ENDPOINT)")
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", envOr("C2_OTLP_INSECURE", "true") == "true", "no TLS to the collector ($C2_OTLP_INSECURE)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("C2_LOG_LEVEL", "info"), "debug, info, warn or error ($C2_LOG_LEVEL)")
@@ -125,7 +128,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
 	}
 	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, VerifyVanilla: cfg.verifyVanilla, Logger: log}, q, store,
-		&server.PoRep{ParamsDir: cfg.paramsDir, MaxC1Bytes: cfg.maxC1Bytes})
+		&server.PoRep{ParamsDir: cfg.paramsDir, OfficialDir: cfg.officialDir, MaxC1Bytes: cfg.maxC1Bytes})
 	if err != nil {
 		return err
 	}
@@ -142,7 +145,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", natsURL),
-		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir))
+		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir))
 	select {
 	case err := <-errc:
 		return fmt.Errorf("http: %w", err)

@@ -43,13 +43,22 @@ type ProofSystem interface {
 	// against the public inputs of its C1 output; ErrProofInvalid when they
 	// do not verify.
 	VerifyJob(ctx context.Context, shape string, c1JSON []byte, proofs [][]byte) error
+	// VerifySeal checks a sector's final proof as Filecoin's verify_seal
+	// does (the Verify RPC). Malformed inputs are ErrInvalidSeal, a missing
+	// key ErrNoVerifyingKey; a proof that does not verify is a verdict, not
+	// an error.
+	VerifySeal(ctx context.Context, c SealCheck) (SealVerdict, error)
 }
 
 // PoRep is the real ProofSystem: C1 parsing and checks from pkg/porep, the
 // batch verifier of pkg/groth16. Verifying keys are read from
-// <ParamsDir>/<shape>.vk on first use and kept.
+// <ParamsDir>/<shape>.vk on first use and kept; VerifySeal also reads
+// Filecoin's official .vk files from OfficialDir (pkg/porep/ceremony).
 type PoRep struct {
 	ParamsDir string
+	// OfficialDir is Filecoin's parameter directory (ceremony.Dir()); empty:
+	// no official verifying keys.
+	OfficialDir string
 	// MaxC1Bytes bounds the C1 document; 0 means c1.DefaultMaxBytes.
 	MaxC1Bytes int64
 

@@ -143,6 +143,60 @@ func (JobState) EnumDescriptor() ([]byte, []int) {
 	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{1}
 }
 
+// VerifyingKeySource selects the verifying key Verify checks a proof with.
+type VerifyingKeySource int32
+
+const (
+	// Official shapes: Filecoin's official .vk when the coordinator has it,
+	// else the coordinator's own <shape>.vk. Test shapes: the coordinator's.
+	VerifyingKeySource_VERIFYING_KEY_SOURCE_AUTO VerifyingKeySource = 0
+	// Filecoin's official .vk (official shapes only): chain validity.
+	VerifyingKeySource_VERIFYING_KEY_SOURCE_OFFICIAL VerifyingKeySource = 1
+	// The coordinator's <shape>.vk, the key its workers prove with.
+	VerifyingKeySource_VERIFYING_KEY_SOURCE_CLUSTER VerifyingKeySource = 2
+)
+
+// Enum value maps for VerifyingKeySource.
+var (
+	VerifyingKeySource_name = map[int32]string{
+		0: "VERIFYING_KEY_SOURCE_AUTO",
+		1: "VERIFYING_KEY_SOURCE_OFFICIAL",
+		2: "VERIFYING_KEY_SOURCE_CLUSTER",
+	}
+	VerifyingKeySource_value = map[string]int32{
+		"VERIFYING_KEY_SOURCE_AUTO":     0,
+		"VERIFYING_KEY_SOURCE_OFFICIAL": 1,
+		"VERIFYING_KEY_SOURCE_CLUSTER":  2,
+	}
+)
+
+func (x VerifyingKeySource) Enum() *VerifyingKeySource {
+	p := new(VerifyingKeySource)
+	*p = x
+	return p
+}
+
+func (x VerifyingKeySource) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (VerifyingKeySource) Descriptor() protoreflect.EnumDescriptor {
+	return file_c2cluster_v1_api_proto_enumTypes[2].Descriptor()
+}
+
+func (VerifyingKeySource) Type() protoreflect.EnumType {
+	return &file_c2cluster_v1_api_proto_enumTypes[2]
+}
+
+func (x VerifyingKeySource) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use VerifyingKeySource.Descriptor instead.
+func (VerifyingKeySource) EnumDescriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{2}
+}
+
 // SectorRef names the sector a C1 output belongs to (informational; the C1
 // output itself carries what the proof needs).
 type SectorRef struct {
@@ -1426,6 +1480,220 @@ func (x *LaneDepth) GetInFlight() uint64 {
 	return 0
 }
 
+type VerifyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The proof type: a RegisteredSealProof name ("StackedDrg32GiBV1_1"),
+	// its number ("8") or a shape name ("32GiB", "test-micro").
+	RegisteredProof string `protobuf:"bytes,1,opt,name=registered_proof,json=registeredProof,proto3" json:"registered_proof,omitempty"`
+	// comm_r and comm_d as Lotus prints them (CIDcommR "bagboea4b5abc…",
+	// CIDcommD "baga6ea4seaq…") or as 64 hex digits (the 32 stored bytes).
+	CommR string `protobuf:"bytes,2,opt,name=comm_r,json=commR,proto3" json:"comm_r,omitempty"`
+	CommD string `protobuf:"bytes,3,opt,name=comm_d,json=commD,proto3" json:"comm_d,omitempty"`
+	// The miner's actor id (1000 for f01000); its prover id is derived as
+	// filecoin-ffi does. Ignored when prover_id is set.
+	MinerId uint64 `protobuf:"varint,4,opt,name=miner_id,json=minerId,proto3" json:"miner_id,omitempty"`
+	// The 32-byte prover id itself, instead of miner_id.
+	ProverId     []byte `protobuf:"bytes,5,opt,name=prover_id,json=proverId,proto3" json:"prover_id,omitempty"`
+	SectorNumber uint64 `protobuf:"varint,6,opt,name=sector_number,json=sectorNumber,proto3" json:"sector_number,omitempty"`
+	// The 32-byte sealing ticket and interactive seed (randomness values).
+	Ticket []byte `protobuf:"bytes,7,opt,name=ticket,proto3" json:"ticket,omitempty"`
+	Seed   []byte `protobuf:"bytes,8,opt,name=seed,proto3" json:"seed,omitempty"`
+	// The proof: the partitions' 192-byte proofs in partition order.
+	Proof         []byte             `protobuf:"bytes,9,opt,name=proof,proto3" json:"proof,omitempty"`
+	Key           VerifyingKeySource `protobuf:"varint,10,opt,name=key,proto3,enum=c2cluster.v1.VerifyingKeySource" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyRequest) Reset() {
+	*x = VerifyRequest{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyRequest) ProtoMessage() {}
+
+func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
+func (*VerifyRequest) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *VerifyRequest) GetRegisteredProof() string {
+	if x != nil {
+		return x.RegisteredProof
+	}
+	return ""
+}
+
+func (x *VerifyRequest) GetCommR() string {
+	if x != nil {
+		return x.CommR
+	}
+	return ""
+}
+
+func (x *VerifyRequest) GetCommD() string {
+	if x != nil {
+		return x.CommD
+	}
+	return ""
+}
+
+func (x *VerifyRequest) GetMinerId() uint64 {
+	if x != nil {
+		return x.MinerId
+	}
+	return 0
+}
+
+func (x *VerifyRequest) GetProverId() []byte {
+	if x != nil {
+		return x.ProverId
+	}
+	return nil
+}
+
+func (x *VerifyRequest) GetSectorNumber() uint64 {
+	if x != nil {
+		return x.SectorNumber
+	}
+	return 0
+}
+
+func (x *VerifyRequest) GetTicket() []byte {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
+}
+
+func (x *VerifyRequest) GetSeed() []byte {
+	if x != nil {
+		return x.Seed
+	}
+	return nil
+}
+
+func (x *VerifyRequest) GetProof() []byte {
+	if x != nil {
+		return x.Proof
+	}
+	return nil
+}
+
+func (x *VerifyRequest) GetKey() VerifyingKeySource {
+	if x != nil {
+		return x.Key
+	}
+	return VerifyingKeySource_VERIFYING_KEY_SOURCE_AUTO
+}
+
+type VerifyResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Valid bool                   `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
+	// Why the proof does not verify (empty when valid).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The partitions whose proof fails on its own.
+	FailedPartitions []uint32 `protobuf:"varint,3,rep,packed,name=failed_partitions,json=failedPartitions,proto3" json:"failed_partitions,omitempty"`
+	// The shape the registered proof names.
+	Shape string `protobuf:"bytes,4,opt,name=shape,proto3" json:"shape,omitempty"`
+	// The verifying key used: VERIFYING_KEY_SOURCE_OFFICIAL or _CLUSTER, and
+	// its file.
+	Key           VerifyingKeySource `protobuf:"varint,5,opt,name=key,proto3,enum=c2cluster.v1.VerifyingKeySource" json:"key,omitempty"`
+	KeyFile       string             `protobuf:"bytes,6,opt,name=key_file,json=keyFile,proto3" json:"key_file,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyResponse) Reset() {
+	*x = VerifyResponse{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyResponse) ProtoMessage() {}
+
+func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
+func (*VerifyResponse) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *VerifyResponse) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *VerifyResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *VerifyResponse) GetFailedPartitions() []uint32 {
+	if x != nil {
+		return x.FailedPartitions
+	}
+	return nil
+}
+
+func (x *VerifyResponse) GetShape() string {
+	if x != nil {
+		return x.Shape
+	}
+	return ""
+}
+
+func (x *VerifyResponse) GetKey() VerifyingKeySource {
+	if x != nil {
+		return x.Key
+	}
+	return VerifyingKeySource_VERIFYING_KEY_SOURCE_AUTO
+}
+
+func (x *VerifyResponse) GetKeyFile() string {
+	if x != nil {
+		return x.KeyFile
+	}
+	return ""
+}
+
 var File_c2cluster_v1_api_proto protoreflect.FileDescriptor
 
 const file_c2cluster_v1_api_proto_rawDesc = "" +
@@ -1527,7 +1795,26 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x12\n" +
 	"\x04lane\x18\x02 \x01(\tR\x04lane\x12\x18\n" +
 	"\apending\x18\x03 \x01(\x04R\apending\x12\x1b\n" +
-	"\tin_flight\x18\x04 \x01(\x04R\binFlight*^\n" +
+	"\tin_flight\x18\x04 \x01(\x04R\binFlight\"\xbb\x02\n" +
+	"\rVerifyRequest\x12)\n" +
+	"\x10registered_proof\x18\x01 \x01(\tR\x0fregisteredProof\x12\x15\n" +
+	"\x06comm_r\x18\x02 \x01(\tR\x05commR\x12\x15\n" +
+	"\x06comm_d\x18\x03 \x01(\tR\x05commD\x12\x19\n" +
+	"\bminer_id\x18\x04 \x01(\x04R\aminerId\x12\x1b\n" +
+	"\tprover_id\x18\x05 \x01(\fR\bproverId\x12#\n" +
+	"\rsector_number\x18\x06 \x01(\x04R\fsectorNumber\x12\x16\n" +
+	"\x06ticket\x18\a \x01(\fR\x06ticket\x12\x12\n" +
+	"\x04seed\x18\b \x01(\fR\x04seed\x12\x14\n" +
+	"\x05proof\x18\t \x01(\fR\x05proof\x122\n" +
+	"\x03key\x18\n" +
+	" \x01(\x0e2 .c2cluster.v1.VerifyingKeySourceR\x03key\"\xd0\x01\n" +
+	"\x0eVerifyResponse\x12\x14\n" +
+	"\x05valid\x18\x01 \x01(\bR\x05valid\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12+\n" +
+	"\x11failed_partitions\x18\x03 \x03(\rR\x10failedPartitions\x12\x14\n" +
+	"\x05shape\x18\x04 \x01(\tR\x05shape\x122\n" +
+	"\x03key\x18\x05 \x01(\x0e2 .c2cluster.v1.VerifyingKeySourceR\x03key\x12\x19\n" +
+	"\bkey_file\x18\x06 \x01(\tR\akeyFile*^\n" +
 	"\bPriority\x12\x18\n" +
 	"\x14PRIORITY_UNSPECIFIED\x10\x00\x12\x11\n" +
 	"\rPRIORITY_HIGH\x10\x01\x12\x13\n" +
@@ -1540,7 +1827,11 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\x14JOB_STATE_ASSEMBLING\x10\x03\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x04\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x05\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x062\xf0\x03\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x06*x\n" +
+	"\x12VerifyingKeySource\x12\x1d\n" +
+	"\x19VERIFYING_KEY_SOURCE_AUTO\x10\x00\x12!\n" +
+	"\x1dVERIFYING_KEY_SOURCE_OFFICIAL\x10\x01\x12 \n" +
+	"\x1cVERIFYING_KEY_SOURCE_CLUSTER\x10\x022\xb5\x04\n" +
 	"\fProofService\x12C\n" +
 	"\x06Submit\x12\x1b.c2cluster.v1.SubmitRequest\x1a\x1c.c2cluster.v1.SubmitResponse\x12@\n" +
 	"\x05Await\x12\x1a.c2cluster.v1.AwaitRequest\x1a\x1b.c2cluster.v1.AwaitResponse\x12B\n" +
@@ -1548,7 +1839,8 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\x05Prove\x12\x1a.c2cluster.v1.ProveRequest\x1a\x1b.c2cluster.v1.ProveResponse\x12C\n" +
 	"\x06Cancel\x12\x1b.c2cluster.v1.CancelRequest\x1a\x1c.c2cluster.v1.CancelResponse\x12C\n" +
 	"\x06Status\x12\x1b.c2cluster.v1.StatusRequest\x1a\x1c.c2cluster.v1.StatusResponse\x12I\n" +
-	"\bListJobs\x12\x1d.c2cluster.v1.ListJobsRequest\x1a\x1e.c2cluster.v1.ListJobsResponseB?Z=github.com/c2cluster/c2cluster/proto/c2cluster/v1;c2clusterv1b\x06proto3"
+	"\bListJobs\x12\x1d.c2cluster.v1.ListJobsRequest\x1a\x1e.c2cluster.v1.ListJobsResponse\x12C\n" +
+	"\x06Verify\x12\x1b.c2cluster.v1.VerifyRequest\x1a\x1c.c2cluster.v1.VerifyResponseB?Z=github.com/c2cluster/c2cluster/proto/c2cluster/v1;c2clusterv1b\x06proto3"
 
 var (
 	file_c2cluster_v1_api_proto_rawDescOnce sync.Once
@@ -1562,70 +1854,77 @@ func file_c2cluster_v1_api_proto_rawDescGZIP() []byte {
 	return file_c2cluster_v1_api_proto_rawDescData
 }
 
-var file_c2cluster_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_c2cluster_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_c2cluster_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_c2cluster_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_c2cluster_v1_api_proto_goTypes = []any{
 	(Priority)(0),            // 0: c2cluster.v1.Priority
 	(JobState)(0),            // 1: c2cluster.v1.JobState
-	(*SectorRef)(nil),        // 2: c2cluster.v1.SectorRef
-	(*SubmitRequest)(nil),    // 3: c2cluster.v1.SubmitRequest
-	(*SubmitResponse)(nil),   // 4: c2cluster.v1.SubmitResponse
-	(*AwaitRequest)(nil),     // 5: c2cluster.v1.AwaitRequest
-	(*AwaitResponse)(nil),    // 6: c2cluster.v1.AwaitResponse
-	(*WatchRequest)(nil),     // 7: c2cluster.v1.WatchRequest
-	(*WatchResponse)(nil),    // 8: c2cluster.v1.WatchResponse
-	(*ProveRequest)(nil),     // 9: c2cluster.v1.ProveRequest
-	(*ProveResponse)(nil),    // 10: c2cluster.v1.ProveResponse
-	(*CancelRequest)(nil),    // 11: c2cluster.v1.CancelRequest
-	(*CancelResponse)(nil),   // 12: c2cluster.v1.CancelResponse
-	(*StatusRequest)(nil),    // 13: c2cluster.v1.StatusRequest
-	(*StatusResponse)(nil),   // 14: c2cluster.v1.StatusResponse
-	(*ListJobsRequest)(nil),  // 15: c2cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil), // 16: c2cluster.v1.ListJobsResponse
-	(*StageTimings)(nil),     // 17: c2cluster.v1.StageTimings
-	(*JobStatus)(nil),        // 18: c2cluster.v1.JobStatus
-	(*WorkerInfo)(nil),       // 19: c2cluster.v1.WorkerInfo
-	(*ResidentParams)(nil),   // 20: c2cluster.v1.ResidentParams
-	(*LaneDepth)(nil),        // 21: c2cluster.v1.LaneDepth
+	(VerifyingKeySource)(0),  // 2: c2cluster.v1.VerifyingKeySource
+	(*SectorRef)(nil),        // 3: c2cluster.v1.SectorRef
+	(*SubmitRequest)(nil),    // 4: c2cluster.v1.SubmitRequest
+	(*SubmitResponse)(nil),   // 5: c2cluster.v1.SubmitResponse
+	(*AwaitRequest)(nil),     // 6: c2cluster.v1.AwaitRequest
+	(*AwaitResponse)(nil),    // 7: c2cluster.v1.AwaitResponse
+	(*WatchRequest)(nil),     // 8: c2cluster.v1.WatchRequest
+	(*WatchResponse)(nil),    // 9: c2cluster.v1.WatchResponse
+	(*ProveRequest)(nil),     // 10: c2cluster.v1.ProveRequest
+	(*ProveResponse)(nil),    // 11: c2cluster.v1.ProveResponse
+	(*CancelRequest)(nil),    // 12: c2cluster.v1.CancelRequest
+	(*CancelResponse)(nil),   // 13: c2cluster.v1.CancelResponse
+	(*StatusRequest)(nil),    // 14: c2cluster.v1.StatusRequest
+	(*StatusResponse)(nil),   // 15: c2cluster.v1.StatusResponse
+	(*ListJobsRequest)(nil),  // 16: c2cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil), // 17: c2cluster.v1.ListJobsResponse
+	(*StageTimings)(nil),     // 18: c2cluster.v1.StageTimings
+	(*JobStatus)(nil),        // 19: c2cluster.v1.JobStatus
+	(*WorkerInfo)(nil),       // 20: c2cluster.v1.WorkerInfo
+	(*ResidentParams)(nil),   // 21: c2cluster.v1.ResidentParams
+	(*LaneDepth)(nil),        // 22: c2cluster.v1.LaneDepth
+	(*VerifyRequest)(nil),    // 23: c2cluster.v1.VerifyRequest
+	(*VerifyResponse)(nil),   // 24: c2cluster.v1.VerifyResponse
 }
 var file_c2cluster_v1_api_proto_depIdxs = []int32{
-	2,  // 0: c2cluster.v1.SubmitRequest.sector:type_name -> c2cluster.v1.SectorRef
+	3,  // 0: c2cluster.v1.SubmitRequest.sector:type_name -> c2cluster.v1.SectorRef
 	0,  // 1: c2cluster.v1.SubmitRequest.priority:type_name -> c2cluster.v1.Priority
-	18, // 2: c2cluster.v1.AwaitResponse.job:type_name -> c2cluster.v1.JobStatus
-	18, // 3: c2cluster.v1.WatchResponse.job:type_name -> c2cluster.v1.JobStatus
-	3,  // 4: c2cluster.v1.ProveRequest.submit:type_name -> c2cluster.v1.SubmitRequest
-	4,  // 5: c2cluster.v1.ProveResponse.submitted:type_name -> c2cluster.v1.SubmitResponse
-	18, // 6: c2cluster.v1.ProveResponse.job:type_name -> c2cluster.v1.JobStatus
-	18, // 7: c2cluster.v1.CancelResponse.job:type_name -> c2cluster.v1.JobStatus
-	18, // 8: c2cluster.v1.StatusResponse.job:type_name -> c2cluster.v1.JobStatus
-	19, // 9: c2cluster.v1.StatusResponse.workers:type_name -> c2cluster.v1.WorkerInfo
-	21, // 10: c2cluster.v1.StatusResponse.queue:type_name -> c2cluster.v1.LaneDepth
+	19, // 2: c2cluster.v1.AwaitResponse.job:type_name -> c2cluster.v1.JobStatus
+	19, // 3: c2cluster.v1.WatchResponse.job:type_name -> c2cluster.v1.JobStatus
+	4,  // 4: c2cluster.v1.ProveRequest.submit:type_name -> c2cluster.v1.SubmitRequest
+	5,  // 5: c2cluster.v1.ProveResponse.submitted:type_name -> c2cluster.v1.SubmitResponse
+	19, // 6: c2cluster.v1.ProveResponse.job:type_name -> c2cluster.v1.JobStatus
+	19, // 7: c2cluster.v1.CancelResponse.job:type_name -> c2cluster.v1.JobStatus
+	19, // 8: c2cluster.v1.StatusResponse.job:type_name -> c2cluster.v1.JobStatus
+	20, // 9: c2cluster.v1.StatusResponse.workers:type_name -> c2cluster.v1.WorkerInfo
+	22, // 10: c2cluster.v1.StatusResponse.queue:type_name -> c2cluster.v1.LaneDepth
 	1,  // 11: c2cluster.v1.ListJobsRequest.state:type_name -> c2cluster.v1.JobState
-	18, // 12: c2cluster.v1.ListJobsResponse.jobs:type_name -> c2cluster.v1.JobStatus
+	19, // 12: c2cluster.v1.ListJobsResponse.jobs:type_name -> c2cluster.v1.JobStatus
 	1,  // 13: c2cluster.v1.JobStatus.state:type_name -> c2cluster.v1.JobState
 	0,  // 14: c2cluster.v1.JobStatus.priority:type_name -> c2cluster.v1.Priority
-	17, // 15: c2cluster.v1.JobStatus.timings:type_name -> c2cluster.v1.StageTimings
-	2,  // 16: c2cluster.v1.JobStatus.sector:type_name -> c2cluster.v1.SectorRef
-	20, // 17: c2cluster.v1.WorkerInfo.resident:type_name -> c2cluster.v1.ResidentParams
-	3,  // 18: c2cluster.v1.ProofService.Submit:input_type -> c2cluster.v1.SubmitRequest
-	5,  // 19: c2cluster.v1.ProofService.Await:input_type -> c2cluster.v1.AwaitRequest
-	7,  // 20: c2cluster.v1.ProofService.Watch:input_type -> c2cluster.v1.WatchRequest
-	9,  // 21: c2cluster.v1.ProofService.Prove:input_type -> c2cluster.v1.ProveRequest
-	11, // 22: c2cluster.v1.ProofService.Cancel:input_type -> c2cluster.v1.CancelRequest
-	13, // 23: c2cluster.v1.ProofService.Status:input_type -> c2cluster.v1.StatusRequest
-	15, // 24: c2cluster.v1.ProofService.ListJobs:input_type -> c2cluster.v1.ListJobsRequest
-	4,  // 25: c2cluster.v1.ProofService.Submit:output_type -> c2cluster.v1.SubmitResponse
-	6,  // 26: c2cluster.v1.ProofService.Await:output_type -> c2cluster.v1.AwaitResponse
-	8,  // 27: c2cluster.v1.ProofService.Watch:output_type -> c2cluster.v1.WatchResponse
-	10, // 28: c2cluster.v1.ProofService.Prove:output_type -> c2cluster.v1.ProveResponse
-	12, // 29: c2cluster.v1.ProofService.Cancel:output_type -> c2cluster.v1.CancelResponse
-	14, // 30: c2cluster.v1.ProofService.Status:output_type -> c2cluster.v1.StatusResponse
-	16, // 31: c2cluster.v1.ProofService.ListJobs:output_type -> c2cluster.v1.ListJobsResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	18, // 15: c2cluster.v1.JobStatus.timings:type_name -> c2cluster.v1.StageTimings
+	3,  // 16: c2cluster.v1.JobStatus.sector:type_name -> c2cluster.v1.SectorRef
+	21, // 17: c2cluster.v1.WorkerInfo.resident:type_name -> c2cluster.v1.ResidentParams
+	2,  // 18: c2cluster.v1.VerifyRequest.key:type_name -> c2cluster.v1.VerifyingKeySource
+	2,  // 19: c2cluster.v1.VerifyResponse.key:type_name -> c2cluster.v1.VerifyingKeySource
+	4,  // 20: c2cluster.v1.ProofService.Submit:input_type -> c2cluster.v1.SubmitRequest
+	6,  // 21: c2cluster.v1.ProofService.Await:input_type -> c2cluster.v1.AwaitRequest
+	8,  // 22: c2cluster.v1.ProofService.Watch:input_type -> c2cluster.v1.WatchRequest
+	10, // 23: c2cluster.v1.ProofService.Prove:input_type -> c2cluster.v1.ProveRequest
+	12, // 24: c2cluster.v1.ProofService.Cancel:input_type -> c2cluster.v1.CancelRequest
+	14, // 25: c2cluster.v1.ProofService.Status:input_type -> c2cluster.v1.StatusRequest
+	16, // 26: c2cluster.v1.ProofService.ListJobs:input_type -> c2cluster.v1.ListJobsRequest
+	23, // 27: c2cluster.v1.ProofService.Verify:input_type -> c2cluster.v1.VerifyRequest
+	5,  // 28: c2cluster.v1.ProofService.Submit:output_type -> c2cluster.v1.SubmitResponse
+	7,  // 29: c2cluster.v1.ProofService.Await:output_type -> c2cluster.v1.AwaitResponse
+	9,  // 30: c2cluster.v1.ProofService.Watch:output_type -> c2cluster.v1.WatchResponse
+	11, // 31: c2cluster.v1.ProofService.Prove:output_type -> c2cluster.v1.ProveResponse
+	13, // 32: c2cluster.v1.ProofService.Cancel:output_type -> c2cluster.v1.CancelResponse
+	15, // 33: c2cluster.v1.ProofService.Status:output_type -> c2cluster.v1.StatusResponse
+	17, // 34: c2cluster.v1.ProofService.ListJobs:output_type -> c2cluster.v1.ListJobsResponse
+	24, // 35: c2cluster.v1.ProofService.Verify:output_type -> c2cluster.v1.VerifyResponse
+	28, // [28:36] is the sub-list for method output_type
+	20, // [20:28] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_c2cluster_v1_api_proto_init() }
@@ -1638,8 +1937,8 @@ func file_c2cluster_v1_api_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_c2cluster_v1_api_proto_rawDesc), len(file_c2cluster_v1_api_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   20,
+			NumEnums:      3,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -52,6 +52,8 @@ const (
 	ProofServiceStatusProcedure = "/c2cluster.v1.ProofService/Status"
 	// ProofServiceListJobsProcedure is the fully-qualified name of the ProofService's ListJobs RPC.
 	ProofServiceListJobsProcedure = "/c2cluster.v1.ProofService/ListJobs"
+	// ProofServiceVerifyProcedure is the fully-qualified name of the ProofService's Verify RPC.
+	ProofServiceVerifyProcedure = "/c2cluster.v1.ProofService/Verify"
 )
 
 // ProofServiceClient is a client for the c2cluster.v1.ProofService service.
@@ -76,6 +78,11 @@ type ProofServiceClient interface {
 	Status(context.Context, *connect.Request[v1.StatusRequest]) (*connect.Response[v1.StatusResponse], error)
 	// ListJobs lists recent jobs, newest first.
 	ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error)
+	// Verify checks a sealed sector's final C2 proof as Filecoin's
+	// verify_seal does, from the sector's public values. Malformed values are
+	// InvalidArgument, a missing verifying key FailedPrecondition; a proof
+	// that does not verify is a response with valid false and the reason.
+	Verify(context.Context, *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error)
 }
 
 // NewProofServiceClient constructs a client for the c2cluster.v1.ProofService service. By default,
@@ -131,6 +138,12 @@ func NewProofServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(proofServiceMethods.ByName("ListJobs")),
 			connect.WithClientOptions(opts...),
 		),
+		verify: connect.NewClient[v1.VerifyRequest, v1.VerifyResponse](
+			httpClient,
+			baseURL+ProofServiceVerifyProcedure,
+			connect.WithSchema(proofServiceMethods.ByName("Verify")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -143,6 +156,7 @@ type proofServiceClient struct {
 	cancel   *connect.Client[v1.CancelRequest, v1.CancelResponse]
 	status   *connect.Client[v1.StatusRequest, v1.StatusResponse]
 	listJobs *connect.Client[v1.ListJobsRequest, v1.ListJobsResponse]
+	verify   *connect.Client[v1.VerifyRequest, v1.VerifyResponse]
 }
 
 // Submit calls c2cluster.v1.ProofService.Submit.
@@ -180,6 +194,11 @@ func (c *proofServiceClient) ListJobs(ctx context.Context, req *connect.Request[
 	return c.listJobs.CallUnary(ctx, req)
 }
 
+// Verify calls c2cluster.v1.ProofService.Verify.
+func (c *proofServiceClient) Verify(ctx context.Context, req *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error) {
+	return c.verify.CallUnary(ctx, req)
+}
+
 // ProofServiceHandler is an implementation of the c2cluster.v1.ProofService service.
 type ProofServiceHandler interface {
 	// Submit validates a C1 output, stores it once, records the job and queues
@@ -202,6 +221,11 @@ type ProofServiceHandler interface {
 	Status(context.Context, *connect.Request[v1.StatusRequest]) (*connect.Response[v1.StatusResponse], error)
 	// ListJobs lists recent jobs, newest first.
 	ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error)
+	// Verify checks a sealed sector's final C2 proof as Filecoin's
+	// verify_seal does, from the sector's public values. Malformed values are
+	// InvalidArgument, a missing verifying key FailedPrecondition; a proof
+	// that does not verify is a response with valid false and the reason.
+	Verify(context.Context, *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error)
 }
 
 // NewProofServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -253,6 +277,12 @@ func NewProofServiceHandler(svc ProofServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(proofServiceMethods.ByName("ListJobs")),
 		connect.WithHandlerOptions(opts...),
 	)
+	proofServiceVerifyHandler := connect.NewUnaryHandler(
+		ProofServiceVerifyProcedure,
+		svc.Verify,
+		connect.WithSchema(proofServiceMethods.ByName("Verify")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/c2cluster.v1.ProofService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ProofServiceSubmitProcedure:
@@ -269,6 +299,8 @@ func NewProofServiceHandler(svc ProofServiceHandler, opts ...connect.HandlerOpti
 			proofServiceStatusHandler.ServeHTTP(w, r)
 		case ProofServiceListJobsProcedure:
 			proofServiceListJobsHandler.ServeHTTP(w, r)
+		case ProofServiceVerifyProcedure:
+			proofServiceVerifyHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -304,4 +336,8 @@ func (UnimplementedProofServiceHandler) Status(context.Context, *connect.Request
 
 func (UnimplementedProofServiceHandler) ListJobs(context.Context, *connect.Request[v1.ListJobsRequest]) (*connect.Response[v1.ListJobsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("c2cluster.v1.ProofService.ListJobs is not implemented"))
+}
+
+func (UnimplementedProofServiceHandler) Verify(context.Context, *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("c2cluster.v1.ProofService.Verify is not implemented"))
 }
