@@ -8,6 +8,7 @@
 //	coordinator cancel JOB [-reason R]    cancel a job
 //	coordinator list   [-state S]         recent jobs
 //	coordinator seal   -shape S [-sparse]  seal a test sector, or write a sparse benchmark C1, as C1 JSON
+//	coordinator circuit -shape S [-dump F] print the partition circuit's counts, densities and R1CS hash
 //	coordinator run    [flags]            single node: everything in one process, proves a test sector (README's `make run`)
 //	coordinator verify -proof FILE [flags] check a sector's final proof as Filecoin's verify_seal does
 //
@@ -37,16 +38,17 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"serve":  {"run the coordinator: API (gRPC + HTTP/JSON), assembler, dead letters, /metrics", runServe},
-	"submit": {"submit a C1 output; -wait to wait for the proof", runSubmit},
-	"prove":  {"submit a C1 output and wait for its proof, with progress", runProve},
-	"await":  {"wait for a job with progress and write its proof", runAwait},
-	"status": {"show a job, the workers and the queue depth", runStatus},
-	"cancel": {"cancel a job", runCancel},
-	"list":   {"list recent jobs", runList},
-	"seal":   {"seal a sector (or -sparse: a benchmark input of any shape) and write its C1 JSON", runSeal},
-	"verify": {"check a sealed sector's final C2 proof as Filecoin's verify_seal does", runVerify},
-	"run":    {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
+	"serve":   {"run the coordinator: API (gRPC + HTTP/JSON), assembler, dead letters, /metrics", runServe},
+	"submit":  {"submit a C1 output; -wait to wait for the proof", runSubmit},
+	"prove":   {"submit a C1 output and wait for its proof, with progress", runProve},
+	"await":   {"wait for a job with progress and write its proof", runAwait},
+	"status":  {"show a job, the workers and the queue depth", runStatus},
+	"cancel":  {"cancel a job", runCancel},
+	"list":    {"list recent jobs", runList},
+	"seal":    {"seal a sector (or -sparse: a benchmark input of any shape) and write its C1 JSON", runSeal},
+	"circuit": {"print a shape's partition circuit (counts, densities, R1CS hash) without proving; -dump writes it whole", runCircuit},
+	"verify":  {"check a sealed sector's final C2 proof as Filecoin's verify_seal does", runVerify},
+	"run":     {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
 }
 
 func main() {

@@ -17,10 +17,8 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	gnarklogger "github.com/consensys/gnark/logger"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/client"
@@ -56,13 +54,12 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envWorker) == "1" {
 		os.Exit(workerProcess())
 	}
-	gnarklogger.Disable()
 	jobstoretest.Main(m, func(r *jobstoretest.Redis) (func(), error) {
 		redisSrv = r
 		var err error
 		paramsDir, err = os.MkdirTemp("", "c2-e2e-params-")
 		return func() { os.RemoveAll(paramsDir) }, err
-	}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
+	}, queuetest.LeakOptions()...)
 }
 
 // workerProcess is the main of a re-executed worker: the worker binary's

@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/trace"
-	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/client"
@@ -43,7 +42,7 @@ func TestMain(m *testing.M) {
 		var err error
 		paramsDir, err = os.MkdirTemp("", "c2-params-")
 		return func() { os.RemoveAll(paramsDir) }, err
-	}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
+	}, queuetest.LeakOptions()...)
 }
 
 // params runs the real, seeded Groth16 setup of the test shape once per

@@ -10,6 +10,7 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/verifier"
@@ -51,9 +52,10 @@ type ProofSystem interface {
 }
 
 // PoRep is the real ProofSystem: C1 parsing and checks from pkg/porep, the
-// batch verifier of pkg/groth16. Verifying keys are read from
-// <ParamsDir>/<shape>.vk on first use and kept; VerifySeal also reads
-// Filecoin's official .vk files from OfficialDir (pkg/porep/ceremony).
+// batch verifier of pkg/groth16. Verifying keys are read on first use and
+// kept: Filecoin's official .vk from OfficialDir for the official shapes
+// (pkg/porep/ceremony: digest-checked), <ParamsDir>/<shape>.vk for the
+// test shapes.
 type PoRep struct {
 	ParamsDir string
 	// OfficialDir is Filecoin's parameter directory (ceremony.Dir()); empty:
@@ -90,7 +92,7 @@ func (p *PoRep) Inspect(ctx context.Context, data []byte, vanilla bool) (Inspect
 	if err := verifier.CheckStructure(out, verifier.Options{}); err != nil {
 		return Inspection{}, fmt.Errorf("%w: %w", ErrInvalidC1, err)
 	}
-	if _, err := p.vk(out.Shape.Name); err != nil {
+	if _, err := p.vk(ctx, out.Shape.Name); err != nil {
 		return Inspection{}, err
 	}
 	if vanilla {
@@ -116,7 +118,7 @@ func (p *PoRep) VerifyJob(ctx context.Context, shape string, data []byte, proofs
 	if len(proofs) != out.Shape.Partitions {
 		return fmt.Errorf("%w: %d partition proofs for %d partitions", ErrProofInvalid, len(proofs), out.Shape.Partitions)
 	}
-	pvk, err := p.vk(shape)
+	pvk, err := p.vk(ctx, shape)
 	if err != nil {
 		return err
 	}
@@ -137,7 +139,24 @@ func (p *PoRep) VerifyJob(ctx context.Context, shape string, data []byte, proofs
 	return nil
 }
 
-func (p *PoRep) vk(shape string) (*groth16.PreparedVerifyingKey, error) {
+// vk is the verifying key jobs of shape are checked with: Filecoin's
+// official .vk for an official shape (its parameters are the only ones
+// workers prove with), <ParamsDir>/<shape>.vk for a test shape.
+func (p *PoRep) vk(ctx context.Context, shape string) (*groth16.PreparedVerifyingKey, error) {
+	s, err := porep.ShapeByName(shape)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsupportedShape, err)
+	}
+	if !s.Test {
+		if p.OfficialDir == "" {
+			return nil, fmt.Errorf("%w: %s: no official parameter directory configured", ErrUnsupportedShape, shape)
+		}
+		pvk, err := p.officialVK(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrUnsupportedShape, shape, err)
+		}
+		return pvk, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if v, ok := p.vks[shape]; ok {

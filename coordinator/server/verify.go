@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"strings"
 
 	"connectrpc.com/connect"
 
@@ -97,52 +95,36 @@ func (p *PoRep) VerifySeal(ctx context.Context, c SealCheck) (SealVerdict, error
 	return SealVerdict{}, fmt.Errorf("%w: %w", ErrInvalidSeal, err)
 }
 
-// sealKey returns the verifying key of a shape from the source asked for.
+// sealKey returns the verifying key of a shape from the source asked for:
+// an official shape's is Filecoin's official .vk (KeyOfficial), a test
+// shape's the cluster's <ParamsDir>/<shape>.vk (KeyCluster); asking for
+// the other source is ErrNoVerifyingKey naming why.
 func (p *PoRep) sealKey(ctx context.Context, src KeySource, s *porep.Shape) (*groth16.PreparedVerifyingKey, KeySource, string, error) {
-	official := func() (*groth16.PreparedVerifyingKey, KeySource, string, error) {
-		if s.Test {
+	if s.Test {
+		if src == KeyOfficial {
 			return nil, 0, "", fmt.Errorf("%w: shape %s has no official verifying key (it exists only in c2cluster)", ErrNoVerifyingKey, s.Name)
 		}
-		if p.OfficialDir == "" {
-			return nil, 0, "", fmt.Errorf("%w: no official parameter directory configured", ErrNoVerifyingKey)
-		}
-		paths, err := ceremony.PathsIn(p.OfficialDir, s)
-		if err != nil {
-			return nil, 0, "", fmt.Errorf("%w: %w", ErrNoVerifyingKey, err)
-		}
-		pvk, err := p.officialVK(ctx, s)
-		if err != nil {
-			return nil, 0, paths.VK, err
-		}
-		return pvk, KeyOfficial, paths.VK, nil
-	}
-	cluster := func() (*groth16.PreparedVerifyingKey, KeySource, string, error) {
-		pvk, err := p.vk(s.Name)
+		pvk, err := p.vk(ctx, s.Name)
 		if err != nil {
 			return nil, 0, "", fmt.Errorf("%w: %w", ErrNoVerifyingKey, err)
 		}
 		return pvk, KeyCluster, circuit.VKPath(p.ParamsDir, s.Name), nil
 	}
-	switch src {
-	case KeyOfficial:
-		return official()
-	case KeyCluster:
-		return cluster()
+	if src == KeyCluster {
+		return nil, 0, "", fmt.Errorf("%w: shape %s is proved with Filecoin's parameters only: its key is the official .vk", ErrNoVerifyingKey, s.Name)
 	}
-	if s.Test || p.OfficialDir == "" {
-		return cluster()
+	if p.OfficialDir == "" {
+		return nil, 0, "", fmt.Errorf("%w: no official parameter directory configured", ErrNoVerifyingKey)
 	}
-	pvk, src, file, err := official()
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return pvk, src, file, err
+	paths, err := ceremony.PathsIn(p.OfficialDir, s)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("%w: %w", ErrNoVerifyingKey, err)
 	}
-	pvk, src, file, cerr := cluster()
-	if cerr != nil {
-		inner := func(e error) string { return strings.TrimPrefix(e.Error(), ErrNoVerifyingKey.Error()+": ") }
-		return nil, 0, "", fmt.Errorf("%w for %s: neither the official key (%s) nor the cluster's (%s)", ErrNoVerifyingKey, s.Name,
-			inner(err), inner(cerr))
+	pvk, err := p.officialVK(ctx, s)
+	if err != nil {
+		return nil, 0, paths.VK, err
 	}
-	return pvk, src, file, nil
+	return pvk, KeyOfficial, paths.VK, nil
 }
 
 // officialVK loads and caches a shape's official verifying key. A missing

@@ -130,7 +130,11 @@ func TestVerifyRPC(t *testing.T) {
 			connect.CodeFailedPrecondition, "no official verifying key"},
 		{func(r *c2clusterv1.VerifyRequest) {
 			r.RegisteredProof, r.Proof = "StackedDrg32GiBV1_1", make([]byte, 10*192)
-		}, connect.CodeFailedPrecondition, "32GiB.vk"},
+		}, connect.CodeFailedPrecondition, "lotus fetch-params 32GiB"},
+		{func(r *c2clusterv1.VerifyRequest) {
+			r.RegisteredProof, r.Proof = "StackedDrg32GiBV1_1", make([]byte, 10*192)
+			r.Key = c2clusterv1.VerifyingKeySource_VERIFYING_KEY_SOURCE_CLUSTER
+		}, connect.CodeFailedPrecondition, "proved with Filecoin's parameters only"},
 		{func(r *c2clusterv1.VerifyRequest) {
 			r.RegisteredProof, r.Key = "StackedDrg32GiBV1_1", c2clusterv1.VerifyingKeySource_VERIFYING_KEY_SOURCE_OFFICIAL
 		}, connect.CodeFailedPrecondition, "lotus fetch-params 32GiB"},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
 // garbage fills v up to its capacity with random limbs (not even reduced
@@ -149,7 +151,7 @@ func TestReusedBuffersProveTheSame(t *testing.T) {
 	require.Equal(t, 1, st.Sets)
 	s.Release() // twice is harmless
 
-	other := NewBufferPool(compileChain(t, 10), 1)
+	other := NewBufferPool(circuitOf(t, groth16test.ChainSystem(10, 1, 2, 3)), 1)
 	ob, err := other.Get(ctx)
 	require.NoError(t, err)
 	_, err = f.circuit.SynthesizedBuffers(ob)

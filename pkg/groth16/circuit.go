@@ -4,30 +4,20 @@ import (
 	"context"
 	"fmt"
 	"math/bits"
-	"sync/atomic"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/backend/witness"
-	"github.com/consensys/gnark/constraint"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/constraint/solver"
 
 	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
-// Circuit is a compiled gnark BLS12-381 R1CS prepared for this engine: the
-// variable layout and the A/B density bitmaps are computed once, when the
-// Circuit is made, and shared (read-only) by every instance it solves.
-//
-// gnark orders wires as [public (the constant one first), secret,
-// internal]; here the public wires are the Input variables and the rest,
-// in the same order, are the Aux variables.
+// Circuit is what the engine keeps of a circuit's structure: its counts
+// and the density bitmaps every instance carries. It is immutable and
+// shared by every instance, buffer pool and key of the circuit. Make one
+// from the circuit's constraints (CircuitOf) or from counts and densities
+// computed elsewhere (NewCircuit: a circuit replayed from templates).
 type Circuit struct {
-	ccs *cs.R1CS
-
 	nbConstraints int
-	nbInputs      int // public wires, including the constant one
+	nbInputs      int // the constant one included
 	nbAux         int
 
 	aDensityAux   Bitmap
@@ -35,84 +25,68 @@ type Circuit struct {
 	bDensityAux   Bitmap
 }
 
-// NewCircuit wraps a compiled constraint system. It must be a gnark R1CS over
-// BLS12-381 (frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder,
-// ...)) without commitments (ErrCommitments), as Filecoin's Groth16 has none.
-func NewCircuit(ccs constraint.ConstraintSystem) (*Circuit, error) {
-	r, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return nil, fmt.Errorf("groth16: circuit is %T, want a BLS12-381 R1CS (*cs.R1CS)", ccs)
+// NewCircuit describes a circuit of these counts (inputs with ONE) and
+// densities (as the prover counts them: SynthesizeSystem, SetupR1CS).
+func NewCircuit(constraints, inputs, aux int, d Densities) (*Circuit, error) {
+	switch {
+	case constraints < 0 || inputs < 1 || aux < 0:
+		return nil, fmt.Errorf("groth16: circuit of %d constraints, %d inputs and %d aux variables (ONE is input 0)", constraints, inputs, aux)
+	case d.ADensityAux.Len != aux || !d.ADensityAux.Valid():
+		return nil, fmt.Errorf("groth16: A density of %d bits for %d aux variables", d.ADensityAux.Len, aux)
+	case d.BDensityInput.Len != inputs || !d.BDensityInput.Valid():
+		return nil, fmt.Errorf("groth16: B density of %d bits for %d inputs", d.BDensityInput.Len, inputs)
+	case d.BDensityAux.Len != aux || !d.BDensityAux.Valid():
+		return nil, fmt.Errorf("groth16: B density of %d bits for %d aux variables", d.BDensityAux.Len, aux)
 	}
-	if r.CurveID() != ecc.BLS12_381 || r.Type != constraint.SystemR1CS {
-		return nil, fmt.Errorf("groth16: circuit is a %v %v system, want a BLS12-381 R1CS", r.CurveID(), r.Type)
-	}
-	if ci, ok := r.CommitmentInfo.(constraint.Groth16Commitments); ok && len(ci) > 0 {
-		return nil, fmt.Errorf("%w (circuit has %d)", ErrCommitments, len(ci))
-	}
-	c := &Circuit{
-		ccs:           r,
-		nbConstraints: r.GetNbConstraints(),
-		nbInputs:      r.GetNbPublicVariables(),
-		nbAux:         r.GetNbSecretVariables() + r.GetNbInternalVariables(),
-	}
-	if c.nbInputs < 1 {
-		return nil, fmt.Errorf("groth16: circuit has no public wire (the constant one is missing)")
-	}
-	c.aDensityAux = NewBitmap(c.nbAux)
-	c.bDensityInput = NewBitmap(c.nbInputs)
-	c.bDensityAux = NewBitmap(c.nbAux)
-	// One pass over the instructions, in parallel ranges (at 32 GiB, 130 M
-	// constraints: seconds on one core); density bits are set atomically,
-	// and errors name the constraint by its index.
-	nbWires := c.nbInputs + c.nbAux
-	var nR1C atomic.Int64
-	err := parallelRange(context.Background(), len(r.Instructions), 1<<16, 0, func(start, end int) error {
-		var rc constraint.R1C
-		n := 0
-		for _, inst := range r.Instructions[start:end] {
-			bc, ok := r.Blueprints[inst.BlueprintID].(constraint.BlueprintR1C)
-			if !ok {
-				continue
-			}
-			bc.DecompressR1C(&rc, inst.Unpack(&r.System))
-			n++
-			for _, lc := range [3]constraint.LinearExpression{rc.L, rc.R, rc.O} {
-				for _, t := range lc {
-					if t.IsConstant() || t.WireID() >= nbWires {
-						return fmt.Errorf("groth16: constraint %d: term with wire %d outside the %d wires", inst.ConstraintOffset, t.WireID(), nbWires)
-					}
-				}
-			}
-			for _, t := range rc.L {
-				if w := t.WireID(); t.CoeffID() != constraint.CoeffIdZero && w >= c.nbInputs {
-					c.aDensityAux.setAtomic(w - c.nbInputs)
-				}
-			}
-			for _, t := range rc.R {
-				if t.CoeffID() == constraint.CoeffIdZero {
-					continue
-				}
-				if w := t.WireID(); w < c.nbInputs {
-					c.bDensityInput.setAtomic(w)
-				} else {
-					c.bDensityAux.setAtomic(w - c.nbInputs)
-				}
-			}
-		}
-		nR1C.Add(int64(n))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if j := int(nR1C.Load()); j != c.nbConstraints {
-		return nil, fmt.Errorf("groth16: circuit has %d R1C instructions, system says %d constraints", j, c.nbConstraints)
-	}
-	return c, nil
+	return &Circuit{nbConstraints: constraints, nbInputs: inputs, nbAux: aux,
+		aDensityAux: d.ADensityAux, bDensityInput: d.BDensityInput, bDensityAux: d.BDensityAux}, nil
 }
 
-// R1CS returns the wrapped gnark constraint system.
-func (c *Circuit) R1CS() *cs.R1CS { return c.ccs }
+// CircuitOf describes sys: its counts, and its densities by presence (a
+// variable with a non-zero coefficient in some A or B combination, as
+// bellperson's prover counts it), read from its A and B terms.
+func CircuitOf(ctx context.Context, sys R1CS) (*Circuit, error) {
+	nIn, nAux := sys.NumInputs(), sys.NumAux()
+	if nIn < 1 || nAux < 0 {
+		return nil, fmt.Errorf("groth16: circuit of %d inputs and %d aux variables (ONE is input 0)", nIn, nAux)
+	}
+	d := newDensities(nIn, nAux)
+	for _, m := range []int{MatrixA, MatrixB} {
+		in, aux := (*Bitmap)(nil), &d.ADensityAux
+		if m == MatrixB {
+			in, aux = &d.BDensityInput, &d.BDensityAux
+		}
+		err := sys.Terms(m, func(row int, v r1cs.Variable, c *fr.Element) error {
+			if row&0xffff == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if c.IsZero() {
+				return nil
+			}
+			i := v.Index()
+			if v.IsInput() {
+				if i >= nIn {
+					return fmt.Errorf("constraint %d: term of input %d, the system has %d inputs", row, i, nIn)
+				}
+				if in != nil {
+					in.Set(i)
+				}
+				return nil
+			}
+			if i >= nAux {
+				return fmt.Errorf("constraint %d: term of aux %d, the system has %d aux variables", row, i, nAux)
+			}
+			aux.Set(i)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("groth16: circuit: matrix %c: %w", "ABC"[m], err)
+		}
+	}
+	return NewCircuit(sys.NumConstraints(), nIn, nAux, *d)
+}
 
 // NumConstraints is the circuit's own constraint count (without the input
 // constraints).
@@ -121,7 +95,7 @@ func (c *Circuit) NumConstraints() int { return c.nbConstraints }
 // NumInputs is the number of public variables, the constant one included.
 func (c *Circuit) NumInputs() int { return c.nbInputs }
 
-// NumAux is the number of private variables (gnark's secret and internal).
+// NumAux is the number of aux (private) variables.
 func (c *Circuit) NumAux() int { return c.nbAux }
 
 // DomainSize is the evaluation domain: the next power of two ≥ constraints +
@@ -140,34 +114,10 @@ func domainSize(m int) int {
 	return 1 << bits.Len(uint(m-1))
 }
 
-// Solve runs gnark's solver (which uses all cores) on a full witness (public
-// and secret parts) and returns the synthesized instance: Input is the
-// public wires, Aux the others, and A, B, C are the solver's constraint
-// evaluations followed by (Input[i], 0, 0) for every input constraint. An
-// unsatisfiable witness is an error from the solver.
-func (c *Circuit) Solve(w witness.Witness, opts ...solver.Option) (*Synthesized, error) {
-	if w == nil {
-		return nil, fmt.Errorf("groth16: solve: nil witness")
-	}
-	if _, ok := w.Vector().(fr.Vector); !ok {
-		return nil, fmt.Errorf("groth16: solve: witness is %T, want a BLS12-381 witness", w.Vector())
-	}
-	res, err := c.ccs.Solve(w, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("groth16: solve: %w", err)
-	}
-	sol, ok := res.(*cs.R1CSSolution)
-	if !ok {
-		return nil, fmt.Errorf("groth16: solve: unexpected solution type %T", res)
-	}
-	return c.Synthesized(sol.W, sol.A, sol.B, sol.C)
-}
-
-// Synthesized wraps a solution of the circuit obtained some other way than
-// Solve (one wire value per wire, in gnark's order, and the A, B, C
-// evaluation of every constraint) as Solve does: Input and Aux alias wires,
-// and A, B, C get the input rows appended, in place when their capacity
-// allows (DomainSize does; Solve's solver vectors do not, so it copies).
+// Synthesized wraps a solution of the circuit (one value per variable,
+// inputs then aux, and the A, B, C evaluation of every constraint): Input
+// and Aux alias wires, and A, B, C get the input rows appended, in place
+// when their capacity allows (DomainSize does), else copied.
 func (c *Circuit) Synthesized(wires, a, b, cv []fr.Element) (*Synthesized, error) {
 	if len(wires) != c.nbInputs+c.nbAux || len(a) != c.nbConstraints || len(b) != c.nbConstraints || len(cv) != c.nbConstraints {
 		return nil, fmt.Errorf("groth16: solution of %d wires and %d/%d/%d constraint evaluations, want %d and %d",
@@ -218,47 +168,4 @@ func withInputRows(v []fr.Element, input []fr.Element, a bool) []fr.Element {
 		clear(tail)
 	}
 	return v
-}
-
-// gnarkSystem is a Circuit as an R1CS for SetupR1CS: the public wires are
-// the inputs and the others the aux variables, in gnark's order, and the
-// terms are those of non-zero coefficient, the ones the circuit's
-// densities count.
-type gnarkSystem struct{ c *Circuit }
-
-func (g gnarkSystem) NumInputs() int      { return g.c.nbInputs }
-func (g gnarkSystem) NumAux() int         { return g.c.nbAux }
-func (g gnarkSystem) NumConstraints() int { return g.c.nbConstraints }
-
-func (g gnarkSystem) Terms(m int, f func(row int, v r1cs.Variable, c *fr.Element) error) error {
-	if m < MatrixA || m > MatrixC {
-		return fmt.Errorf("groth16: matrix %d, want 0 (A), 1 (B) or 2 (C)", m)
-	}
-	coeffs := g.c.ccs.Coefficients
-	nIn := g.c.nbInputs
-	it := g.c.ccs.GetR1CIterator()
-	for j, rc := 0, it.Next(); rc != nil; j, rc = j+1, it.Next() {
-		lc := rc.L
-		switch m {
-		case MatrixB:
-			lc = rc.R
-		case MatrixC:
-			lc = rc.O
-		}
-		for _, t := range lc {
-			if t.CoeffID() == constraint.CoeffIdZero {
-				continue
-			}
-			var v r1cs.Variable
-			if w := t.WireID(); w < nIn {
-				v = r1cs.Input(w)
-			} else {
-				v = r1cs.Aux(w - nIn)
-			}
-			if err := f(j, v, &coeffs[t.CoeffID()]); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

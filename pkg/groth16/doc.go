@@ -5,7 +5,8 @@
 // evaluations a, b, c, the input and aux assignments and the A/B density
 // bitmaps. Anything that produces one (the PoRep synthesizer in pkg/porep,
 // SynthesizeSystem for a pkg/r1cs System) can be proved by any Backend.
-// Setup's boundary is a constraint system (R1CS).
+// SetupR1CS's boundary is a constraint system (R1CS): a *r1cs.System, or
+// the PoRep partition circuit replayed from templates.
 //
 // The package holds:
 //   - the types: Synthesized, ProvingKey, VerifyingKey, Proof, Randomness;
@@ -27,10 +28,11 @@
 //     identity points, unconstrained variables refused, ErrUnconstrainedVariable),
 //     the prover's densities checked against the key's (ErrDensityMismatch),
 //     fresh toxic waste or a test seed, progress reports, either H form;
-//   - the gnark adapter: Circuit wraps a compiled gnark BLS12-381 R1CS
-//     (without commitments), computes the density bitmaps once and turns a
-//     witness into a Synthesized with gnark's solver (Circuit.Solve);
-//     Setup is SetupR1CS on a Circuit;
+//   - Circuit, what the engine keeps of a circuit's structure: its counts
+//     and density bitmaps, read from an R1CS's terms (CircuitOf) or
+//     computed elsewhere (NewCircuit); it wraps a solution written elsewhere as a Synthesized
+//     (Circuit.Synthesized) and sizes the reusable instance buffers of a
+//     BufferPool (Circuit.SynthesizedBuffers);
 //   - the staged Backend / Key / Task interface and its CPU implementation
 //     (NewCPUBackend), the reference every backend must match byte for byte,
 //     and Prove, which runs every stage;

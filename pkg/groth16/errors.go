@@ -35,9 +35,6 @@ var (
 	// ErrUnsatisfied: the witness does not satisfy the constraints (found
 	// by the prover when h = (a·b − c)/Z is not a polynomial).
 	ErrUnsatisfied = errors.New("groth16: witness does not satisfy the constraints")
-	// ErrCommitments: the gnark circuit uses commitments (BSB22), which the
-	// Filecoin Groth16 flavour does not have.
-	ErrCommitments = errors.New("groth16: circuits with commitments are not supported")
 	// ErrUnconstrainedVariable: setup found an aux variable in no
 	// constraint (its L point would be the identity); bellperson's
 	// generator refuses such a circuit (SynthesisError::UnconstrainedVariable).

@@ -5,38 +5,49 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	gnarkgroth16 "github.com/consensys/gnark/backend/groth16/bls12-381"
-	"github.com/consensys/gnark/backend/witness"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
-func compileChain(tb testing.TB, n int) *Circuit {
+// circuitOf describes sys (CircuitOf) and requires its densities to be
+// the reference synthesis's, when sys has values.
+func circuitOf(tb testing.TB, sys *r1cs.System) *Circuit {
 	tb.Helper()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: n})
+	c, err := CircuitOf(context.Background(), sys)
 	require.NoError(tb, err)
-	c, err := NewCircuit(ccs)
-	require.NoError(tb, err)
+	if in, _ := sys.Values(); in != nil {
+		s, err := SynthesizeSystem(sys)
+		require.NoError(tb, err)
+		aAux, bIn, bAux := c.Densities()
+		require.True(tb, (&Densities{aAux, bIn, bAux}).Equal(&Densities{s.ADensityAux, s.BDensityInput, s.BDensityAux}),
+			"CircuitOf's densities differ from SynthesizeSystem's")
+	}
 	return c
 }
 
-func chainWitness(tb testing.TB, n int, x, w, q uint64) (full, public witness.Witness) {
+// chainInstance synthesizes the chain of n steps for (x, w, q) with
+// SynthesizeSystem and returns it with its public inputs (without ONE)
+// from the plain-arithmetic oracle, which it requires the instance's
+// inputs to equal.
+func chainInstance(tb testing.TB, n int, x, w, q uint64) (*Synthesized, []fr.Element) {
 	tb.Helper()
-	full, err := frontend.NewWitness(groth16test.ChainAssignment(n, x, w, q), ecc.BLS12_381.ScalarField())
+	sys := groth16test.ChainSystem(n, x, w, q)
+	s, err := SynthesizeSystem(sys)
 	require.NoError(tb, err)
-	public, err = full.Public()
-	require.NoError(tb, err)
-	return full, public
+	public := groth16test.ChainPublic(n, x, w, q)
+	require.Equal(tb, public, s.Input[1:], "the System's inputs differ from the oracle's")
+	return s, public
 }
 
-// fixture is a compiled, set-up test circuit shared by the tests.
+// fixture is a set-up test circuit (groth16test's chain) shared by the
+// tests.
 type fixture struct {
 	n       int
+	sys     *r1cs.System // the instance's, with values
 	circuit *Circuit
 	pk      *ProvingKey
 	key     Key
@@ -54,17 +65,19 @@ const fixtureChain = 2000
 func getFixture(t *testing.T) *fixture {
 	t.Helper()
 	fixtureOnce.Do(func() {
+		ctx := context.Background()
 		f := &fixture{n: fixtureChain}
-		f.circuit = compileChain(t, f.n)
-		pk, err := Setup(context.Background(), f.circuit, SetupSeed([]byte("fixture")))
+		f.sys = groth16test.ChainSystem(f.n, 3, 0xdeadbeefcafe, 7)
+		require.NoError(t, f.sys.Satisfied())
+		pk, d, err := SetupR1CS(ctx, f.sys, SetupSeed([]byte("fixture")))
 		require.NoError(t, err)
 		f.pk = pk
-		f.key, err = NewCPUBackend().Load(context.Background(), pk)
+		f.circuit = circuitOf(t, f.sys)
+		aAux, bIn, bAux := f.circuit.Densities()
+		require.True(t, d.Equal(&Densities{aAux, bIn, bAux}), "CircuitOf's densities differ from the key's")
+		f.key, err = NewCPUBackend().Load(ctx, pk)
 		require.NoError(t, err)
-		full, pub := chainWitness(t, f.n, 3, 0xdeadbeefcafe, 7)
-		f.w, err = f.circuit.Solve(full)
-		require.NoError(t, err)
-		f.public = pub.Vector().(fr.Vector)
+		f.w, f.public = chainInstance(t, f.n, 3, 0xdeadbeefcafe, 7)
 		theFixture = f
 	})
 	require.NotNil(t, theFixture, "fixture setup failed earlier")
@@ -78,8 +91,9 @@ func fixedRandomness(r, s uint64) Randomness {
 	return rnd
 }
 
-// gnarkVerify is the independent oracle: gnark's own Groth16 verifier, with
-// our verifying key converted to its type.
+// gnarkVerify is the independent oracle: gnark's own Groth16 verifier
+// (gnark/backend/groth16, which takes a verifying key, a proof and the
+// public inputs: no circuit), with our verifying key converted to its type.
 func gnarkVerify(vk *VerifyingKey, p *Proof, public []fr.Element) error {
 	var gvk gnarkgroth16.VerifyingKey
 	gvk.G1.Alpha = vk.AlphaG1

@@ -169,16 +169,16 @@ func TestParamsFileRoundTrip(t *testing.T) {
 }
 
 func TestSetupDeterministicFromSeed(t *testing.T) {
-	c := compileChain(t, 30)
-	pk1, err := Setup(context.Background(), c, SetupSeed([]byte("a")))
+	sys := groth16test.ChainSystem(30, 1, 2, 3)
+	pk1, _, err := SetupR1CS(context.Background(), sys, SetupSeed([]byte("a")))
 	require.NoError(t, err)
-	pk2, err := Setup(context.Background(), c, SetupSeed([]byte("a")))
+	pk2, _, err := SetupR1CS(context.Background(), sys, SetupSeed([]byte("a")))
 	require.NoError(t, err)
-	pk3, err := Setup(context.Background(), c, SetupSeed([]byte("b")))
+	pk3, _, err := SetupR1CS(context.Background(), sys, SetupSeed([]byte("b")))
 	require.NoError(t, err)
 	require.Equal(t, writeParamsBytes(t, pk1), writeParamsBytes(t, pk2))
 	require.NotEqual(t, pk1.VK.AlphaG1, pk3.VK.AlphaG1)
-	pk4, err := Setup(context.Background(), c)
+	pk4, _, err := SetupR1CS(context.Background(), sys)
 	require.NoError(t, err)
 	require.NotEqual(t, pk1.VK.DeltaG2, pk4.VK.DeltaG2)
 }
@@ -197,8 +197,8 @@ func offSubgroupG2(t *testing.T) [192]byte {
 
 func TestParamsCorruptionNamesSection(t *testing.T) {
 	// A small circuit keeps this test fast.
-	c := compileChain(t, 20)
-	pk, err := Setup(context.Background(), c, SetupSeed([]byte("corrupt")))
+	sys := groth16test.ChainSystem(20, 1, 2, 3)
+	pk, _, err := SetupR1CS(context.Background(), sys, SetupSeed([]byte("corrupt")))
 	require.NoError(t, err)
 	good := writeParamsBytes(t, pk)
 	l, err := ParseParamsLayout(good)
@@ -338,18 +338,18 @@ func requireFormatErr(t *testing.T, err error, section string, want error) {
 }
 
 func TestSetupProgressAndCancel(t *testing.T) {
-	c := compileChain(t, 30)
+	sys := groth16test.ChainSystem(30, 1, 2, 3)
 	var lines bytes.Buffer
-	_, err := Setup(context.Background(), c, SetupSeed([]byte("p")), SetupProgress(ProgressLines(&lines)), SetupWorkers(1))
+	_, _, err := SetupR1CS(context.Background(), sys, SetupSeed([]byte("p")), SetupProgress(ProgressLines(&lines)), SetupWorkers(1))
 	require.NoError(t, err)
 	for _, stage := range []string{"setup: lagrange 100%", "setup: qap 100%", "setup: g1 100%", "setup: g2 100%"} {
 		require.Contains(t, lines.String(), stage)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = Setup(ctx, c)
+	_, _, err = SetupR1CS(ctx, sys)
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = Setup(context.Background(), nil)
+	_, _, err = SetupR1CS(context.Background(), nil)
 	require.Error(t, err)
 }
 
@@ -385,8 +385,8 @@ func firstNotIn[P any](c *countingChecker, pts []P, in func(*P) bool) (int, erro
 }
 
 func TestSubgroupCheckWith(t *testing.T) {
-	c := compileChain(t, 20)
-	pk, err := Setup(context.Background(), c, SetupSeed([]byte("checker")))
+	sys := groth16test.ChainSystem(20, 1, 2, 3)
+	pk, _, err := SetupR1CS(context.Background(), sys, SetupSeed([]byte("checker")))
 	require.NoError(t, err)
 	good := writeParamsBytes(t, pk)
 	l, err := ParseParamsLayout(good)

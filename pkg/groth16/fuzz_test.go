@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 )
 
 // tinyParams is a valid .params image of a 3-step chain, the seed of the
 // params fuzzers.
 func tinyParams(tb testing.TB) ([]byte, *ProvingKey) {
-	c := compileChain(tb, 3)
-	pk, err := Setup(context.Background(), c, SetupSeed([]byte("fuzz")))
+	pk, _, err := SetupR1CS(context.Background(), groth16test.ChainSystem(3, 1, 2, 3), SetupSeed([]byte("fuzz")))
 	require.NoError(tb, err)
 	var buf bytes.Buffer
 	require.NoError(tb, WriteParams(&buf, pk))
@@ -21,14 +22,11 @@ func tinyParams(tb testing.TB) ([]byte, *ProvingKey) {
 }
 
 func FuzzProofUnmarshal(f *testing.F) {
-	c := compileChain(f, 3)
-	pk, err := Setup(context.Background(), c, SetupSeed([]byte("fuzz")))
+	pk, _, err := SetupR1CS(context.Background(), groth16test.ChainSystem(3, 1, 2, 3), SetupSeed([]byte("fuzz")))
 	require.NoError(f, err)
 	key, err := NewCPUBackend().Load(context.Background(), pk)
 	require.NoError(f, err)
-	full, _ := chainWitness(f, 3, 1, 2, 3)
-	w, err := c.Solve(full)
-	require.NoError(f, err)
+	w, _ := chainInstance(f, 3, 1, 2, 3)
 	p, _, err := Prove(context.Background(), key, w, fixedRandomness(7, 8))
 	require.NoError(f, err)
 	good, err := p.MarshalBinary()

@@ -9,16 +9,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fp"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/constraint"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
 func TestRoundTripAndGnarkOracle(t *testing.T) {
@@ -82,7 +79,7 @@ func TestProofRejections(t *testing.T) {
 		require.ErrorIs(t, pvk.Verify(proof, append(slices.Clone(f.public), fr.One())), ErrShape)
 	})
 	t.Run("other-vk", func(t *testing.T) {
-		other, err := Setup(context.Background(), f.circuit, SetupSeed([]byte("another ceremony")))
+		other, _, err := SetupR1CS(context.Background(), f.sys, SetupSeed([]byte("another ceremony")))
 		require.NoError(t, err)
 		require.ErrorIs(t, Verify(&other.VK, proof, f.public), ErrInvalidProof)
 		require.Error(t, gnarkVerify(&other.VK, proof, f.public))
@@ -214,14 +211,12 @@ func TestBatchVerify(t *testing.T) {
 	inputs := make([][]fr.Element, n)
 	for i := range proofs {
 		// Different witnesses: different public inputs.
-		full, pub := chainWitness(t, f.n, uint64(10+i), uint64(1000+i), uint64(i))
-		w, err := f.circuit.Solve(full)
-		require.NoError(t, err)
+		w, pub := chainInstance(t, f.n, uint64(10+i), uint64(1000+i), uint64(i))
 		rnd, err := NewRandomness()
 		require.NoError(t, err)
 		proofs[i], _, err = Prove(context.Background(), f.key, w, rnd)
 		require.NoError(t, err)
-		inputs[i] = pub.Vector().(fr.Vector)
+		inputs[i] = pub
 		require.NoError(t, gnarkVerify(&f.pk.VK, proofs[i], inputs[i]))
 	}
 	require.NoError(t, pvk.VerifyBatch(proofs, inputs))
@@ -308,16 +303,21 @@ func TestProverRejectsBadInput(t *testing.T) {
 	task.Release()
 	require.Error(t, task.Compute(ctx))
 
-	// The solver refuses a wrong witness.
-	full, _ := chainWitness(t, f.n, 3, 5, 7)
-	bad := groth16test.ChainAssignment(f.n, 3, 5, 7)
-	bad.Y = 1
-	badW, err := frontend.NewWitness(bad, ecc.BLS12_381.ScalarField())
+	// A wrong assignment (Y off by one): the System names the failing
+	// constraint, the last step, and the prover refuses its instance; the
+	// honest one of the same values proves.
+	badSys := groth16test.Chain{N: f.n, X: 3, W: 5, Q: 7, Corrupt: true}.System()
+	var u *r1cs.Unsatisfied
+	require.ErrorAs(t, badSys.Satisfied(), &u)
+	require.Equal(t, groth16test.ChainConstraints(f.n)-3, u.Index)
+	badW, err := SynthesizeSystem(badSys)
 	require.NoError(t, err)
-	_, err = f.circuit.Solve(badW)
-	require.Error(t, err)
-	_, err = f.circuit.Solve(full)
+	_, _, err = Prove(ctx, f.key, badW, rnd)
+	require.ErrorIs(t, err, ErrUnsatisfied)
+	goodW, public := chainInstance(t, f.n, 3, 5, 7)
+	p, _, err := Prove(ctx, f.key, goodW, rnd)
 	require.NoError(t, err)
+	require.NoError(t, Verify(&f.pk.VK, p, public))
 
 	// Bad keys.
 	_, err = NewCPUBackend().Load(ctx, &ProvingKey{H: make([]curve.G1Affine, 6)})
@@ -329,41 +329,53 @@ func TestProverRejectsBadInput(t *testing.T) {
 	require.Error(t, err)
 }
 
-type commitCircuit struct {
-	X frontend.Variable `gnark:",public"`
-	Y frontend.Variable
-}
-
-func (c *commitCircuit) Define(api frontend.API) error {
-	cm, err := api.(frontend.Committer).Commit(c.Y)
-	if err != nil {
-		return err
+// NewCircuit refuses counts and densities that describe no circuit.
+func TestNewCircuitRefusals(t *testing.T) {
+	d := func(nIn, nAux int) Densities {
+		return Densities{ADensityAux: NewBitmap(nAux), BDensityInput: NewBitmap(nIn), BDensityAux: NewBitmap(nAux)}
 	}
-	api.AssertIsDifferent(cm, c.X)
-	return nil
+	c, err := NewCircuit(10, 4, 70, d(4, 70))
+	require.NoError(t, err)
+	require.Equal(t, 10, c.NumConstraints())
+	require.Equal(t, 4, c.NumInputs())
+	require.Equal(t, 70, c.NumAux())
+	require.Equal(t, 16, c.DomainSize())
+	overflow := d(4, 70)
+	overflow.BDensityAux.Words[1] |= 1 << 63 // a bit past Len
+	for name, tc := range map[string]struct {
+		m, in, aux int
+		d          Densities
+		want       string
+	}{
+		"negative constraints": {-1, 4, 70, d(4, 70), "circuit of -1 constraints"},
+		"no ONE":               {10, 0, 70, d(0, 70), "ONE is input 0"},
+		"negative aux":         {10, 4, -1, d(4, 0), "circuit of 10 constraints"},
+		"short A density":      {10, 4, 70, Densities{NewBitmap(69), NewBitmap(4), NewBitmap(70)}, "A density of 69 bits for 70 aux"},
+		"long B input density": {10, 4, 70, Densities{NewBitmap(70), NewBitmap(5), NewBitmap(70)}, "B density of 5 bits for 4 inputs"},
+		"short B aux density":  {10, 4, 70, Densities{NewBitmap(70), NewBitmap(4), NewBitmap(7)}, "B density of 7 bits for 70 aux"},
+		"bit past the length":  {10, 4, 70, overflow, "B density of 70 bits for 70 aux"},
+		"words missing":        {10, 4, 70, Densities{Bitmap{Len: 70}, NewBitmap(4), NewBitmap(70)}, "A density of 70 bits"},
+	} {
+		_, err := NewCircuit(tc.m, tc.in, tc.aux, tc.d)
+		require.ErrorContains(t, err, tc.want, name)
+	}
 }
 
-func TestCircuitWithCommitmentsRefused(t *testing.T) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &commitCircuit{})
-	require.NoError(t, err)
-	_, err = NewCircuit(ccs)
-	require.ErrorIs(t, err, ErrCommitments)
-	// And a PLONK (sparse) system or another curve is not an R1CS here.
-	ccs2, err := frontend.Compile(ecc.BN254.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: 2})
-	require.NoError(t, err)
-	_, err = NewCircuit(ccs2)
-	require.Error(t, err)
-}
-
+// A Circuit's counts are its System's, and Synthesized wraps a solution
+// (wires inputs ‖ aux, and the constraints' A, B, C evaluations) into
+// the instance SynthesizeSystem makes: the input rows (input_i, 0, 0)
+// appended, every constraint row satisfied, the circuit's densities.
 func TestCircuitLayout(t *testing.T) {
-	c := compileChain(t, 10)
-	r := c.R1CS()
-	require.Equal(t, r.GetNbPublicVariables(), c.NumInputs())
+	sys := groth16test.ChainSystem(10, 2, 3, 4)
+	c := circuitOf(t, sys)
 	require.Equal(t, 4, c.NumInputs()) // one, X, Y, Q
-	require.Equal(t, r.GetNbSecretVariables()+r.GetNbInternalVariables(), c.NumAux())
+	require.Equal(t, sys.NumInputs(), c.NumInputs())
+	require.Equal(t, groth16test.ChainAux(10), c.NumAux())
+	require.Equal(t, sys.NumAux(), c.NumAux())
+	require.Equal(t, groth16test.ChainConstraints(10), c.NumConstraints())
 	require.Equal(t, domainSize(c.NumConstraints()+c.NumInputs()), c.DomainSize())
-	full, _ := chainWitness(t, 10, 2, 3, 4)
-	w, err := c.Solve(full)
+	require.Equal(t, 128, c.DomainSize())
+	w, err := SynthesizeSystem(sys)
 	require.NoError(t, err)
 	require.Len(t, w.A, c.NumConstraints()+c.NumInputs())
 	one := fr.One()
@@ -375,32 +387,63 @@ func TestCircuitLayout(t *testing.T) {
 		require.True(t, w.B[row].IsZero())
 		require.True(t, w.C[row].IsZero())
 	}
-	// Every constraint row satisfies a·b = c.
+	// Every constraint row satisfies a·b = c, and is the System's row.
 	for j := 0; j < c.NumConstraints(); j++ {
 		var ab fr.Element
 		ab.Mul(&w.A[j], &w.B[j])
 		require.True(t, ab.Equal(&w.C[j]), "row %d", j)
+		ra, rb, rc := sys.Row(j)
+		for k, v := range [3][]r1cs.STerm{ra, rb, rc} {
+			want := sys.Eval(v)
+			require.Equal(t, want, [3][]fr.Element{w.A, w.B, w.C}[k][j], "row %d, matrix %d", j, k)
+		}
 	}
-	// The 64 bits of W are boolean wires: they appear in A and B.
+	// The 64 bits of W are boolean variables: they appear in A and B.
 	aAux, bIn, bAux := c.Densities()
 	require.GreaterOrEqual(t, aAux.Count(), 64)
 	require.GreaterOrEqual(t, bAux.Count(), 64)
+	require.Less(t, aAux.Count(), c.NumAux(), "P is in C only")
+	require.Less(t, bAux.Count(), c.NumAux(), "P is in C only")
 	require.True(t, bIn.Get(0), "the constant one appears in B")
-	require.Less(t, aAux.Count(), c.NumAux()+1)
+	require.False(t, bIn.Get(2), "Y is in no B")
+
+	// Synthesized over the same values, in buffers of the domain's
+	// capacity (in place) and of none (copied).
+	inputs, aux := sys.Values()
+	nc := c.NumConstraints()
+	for _, capacity := range []int{c.DomainSize(), nc} {
+		wires := append(slices.Clone(inputs), aux...)
+		a, b, cv := make([]fr.Element, nc, capacity), make([]fr.Element, nc, capacity), make([]fr.Element, nc, capacity)
+		copy(a, w.A)
+		copy(b, w.B)
+		copy(cv, w.C)
+		s, err := c.Synthesized(wires, a, b, cv)
+		require.NoError(t, err)
+		require.Equal(t, w.A, s.A)
+		require.Equal(t, w.B, s.B)
+		require.Equal(t, w.C, s.C)
+		require.Equal(t, w.Input, s.Input)
+		require.Equal(t, w.Aux, s.Aux)
+		require.Equal(t, w.ADensityAux, s.ADensityAux)
+		require.Equal(t, w.BDensityInput, s.BDensityInput)
+		require.Equal(t, w.BDensityAux, s.BDensityAux)
+		require.Equal(t, capacity == c.DomainSize(), &a[0] == &s.A[0], "in place when the capacity allows")
+		require.Same(t, &wires[0], &s.Input[0], "Input aliases the wires")
+	}
+	_, err = c.Synthesized(make([]fr.Element, 3), w.A[:nc], w.B[:nc], w.C[:nc])
+	require.ErrorContains(t, err, "solution of 3 wires")
+	_, err = c.Synthesized(append(slices.Clone(inputs), aux...), w.A[:nc-1], w.B[:nc], w.C[:nc])
+	require.Error(t, err)
 }
 
 func BenchmarkVerify(b *testing.B) {
-	c := compileChain(b, 10)
-	pk, err := Setup(context.Background(), c, SetupSeed([]byte("bench")))
+	pk, _, err := SetupR1CS(context.Background(), groth16test.ChainSystem(10, 2, 3, 4), SetupSeed([]byte("bench")))
 	require.NoError(b, err)
 	key, err := NewCPUBackend().Load(context.Background(), pk)
 	require.NoError(b, err)
-	full, pub := chainWitness(b, 10, 2, 3, 4)
-	w, err := c.Solve(full)
-	require.NoError(b, err)
+	w, inputs := chainInstance(b, 10, 2, 3, 4)
 	p, _, err := Prove(context.Background(), key, w, fixedRandomness(3, 4))
 	require.NoError(b, err)
-	inputs := []fr.Element(pub.Vector().(fr.Vector))
 	pvk, err := PrepareVerifyingKey(&pk.VK)
 	require.NoError(b, err)
 	b.Run("single", func(b *testing.B) {
@@ -425,50 +468,93 @@ func BenchmarkVerify(b *testing.B) {
 	})
 }
 
-// NewCircuit's parallel scan (ranges of 2^16 instructions) gives the same
-// densities as a sequential walk with gnark's own iterator, and a term
-// outside the wires is reported with its constraint's index, here in the
-// third range.
-func TestNewCircuitScan(t *testing.T) {
-	const n = 150_000 // > 2 ranges of instructions
-	c := compileChain(t, n)
-	r := c.R1CS()
-	require.Greater(t, len(r.Instructions), 2<<16)
-	aAux, bIn, bAux := NewBitmap(c.NumAux()), NewBitmap(c.NumInputs()), NewBitmap(c.NumAux())
-	it := r.GetR1CIterator()
-	for rc := it.Next(); rc != nil; rc = it.Next() {
-		for _, t := range rc.L {
-			if w := t.WireID(); t.CoeffID() != constraint.CoeffIdZero && w >= c.NumInputs() {
-				aAux.Set(w - c.NumInputs())
+// CircuitOf's densities are those of an independent walk over the
+// System's rows (a variable with a non-zero coefficient in some A or B
+// combination); a term outside the counts is an error naming the matrix
+// and the constraint, and a done context stops it.
+func TestCircuitOf(t *testing.T) {
+	ctx := context.Background()
+	s := buildSmall(3, 5, 7, 11, 13, false)
+	sys := s.sys
+	// bellpepper keeps terms whose coefficient sums to zero; they are not
+	// in the densities: q = a·b in A with coefficient 0 only, OUT in B
+	// likewise.
+	q := sys.Alloc(r1cs.N("q"), *sys.Value(s.t1))
+	var a, b, c, a2, one, c2, a3, b3, c3 r1cs.LC
+	sys.Enforce(r1cs.N("q"), a.Add(s.a), b.Add(s.b), c.Add(q))
+	sys.Enforce(r1cs.N("cancel A"), a2.Add(s.a).Add(q).Sub(q), one.Add(r1cs.One), c2.Add(s.a))
+	sys.Enforce(r1cs.N("cancel B"), a3.Add(s.a), b3.Add(r1cs.One).Add(s.out).Sub(s.out), c3.Add(s.a))
+	require.NoError(t, sys.Satisfied())
+	for _, sys := range []*r1cs.System{sys, groth16test.ChainSystem(300, 1, 2, 3)} {
+		nIn, nAux := sys.NumInputs(), sys.NumAux()
+		aAux, bIn, bAux := NewBitmap(nAux), NewBitmap(nIn), NewBitmap(nAux)
+		coeffs := sys.Coeffs()
+		for j := range sys.NumConstraints() {
+			ra, rb, _ := sys.Row(j)
+			for _, x := range ra {
+				if !x.V.IsInput() && !coeffs[x.K].IsZero() {
+					aAux.Set(x.V.Index())
+				}
+			}
+			for _, x := range rb {
+				switch {
+				case coeffs[x.K].IsZero():
+				case x.V.IsInput():
+					bIn.Set(x.V.Index())
+				default:
+					bAux.Set(x.V.Index())
+				}
 			}
 		}
-		for _, t := range rc.R {
-			if t.CoeffID() == constraint.CoeffIdZero {
-				continue
-			}
-			if w := t.WireID(); w < c.NumInputs() {
-				bIn.Set(w)
-			} else {
-				bAux.Set(w - c.NumInputs())
-			}
-		}
+		c, err := CircuitOf(ctx, sys)
+		require.NoError(t, err)
+		gotA, gotBIn, gotBAux := c.Densities()
+		require.Equal(t, aAux, gotA)
+		require.Equal(t, bIn, gotBIn)
+		require.Equal(t, bAux, gotBAux)
+		require.Positive(t, gotA.Count())
+		require.Less(t, gotA.Count(), nAux)
+		require.Less(t, gotBAux.Count(), nAux)
+		require.Equal(t, sys.NumConstraints(), c.NumConstraints())
+		_, d, err := SetupR1CS(ctx, sys, SetupSeed([]byte("circuit of")))
+		require.NoError(t, err)
+		require.True(t, d.Equal(&Densities{gotA, gotBIn, gotBAux}), "CircuitOf's densities differ from SetupR1CS's")
 	}
-	gotA, gotBIn, gotBAux := c.Densities()
-	require.Equal(t, aAux, gotA)
-	require.Equal(t, bIn, gotBIn)
-	require.Equal(t, bAux, gotBAux)
-	require.Positive(t, gotA.Count())
+	sc, err := CircuitOf(ctx, sys)
+	require.NoError(t, err)
+	aAux, bIn, _ := sc.Densities()
+	require.False(t, aAux.Get(q.Index()), "a zero A term is not in the density")
+	require.False(t, bIn.Get(s.out.Index()), "a zero B term is not in the density")
 
-	k := 2<<16 + 123 // an instruction in the third range
-	inst := r.Instructions[k]
-	_, isR1C := r.Blueprints[inst.BlueprintID].(constraint.BlueprintR1C)
-	require.True(t, isR1C)
-	cd := r.CallData[inst.StartCallData:]
-	require.Positive(t, cd[1], "the constraint has an L term")
-	saved := cd[5]
-	cd[5] = uint32(c.NumInputs() + c.NumAux() + 7) // L's first wire
-	_, err := NewCircuit(r)
-	cd[5] = saved
-	require.ErrorContains(t, err, fmt.Sprintf("constraint %d: term with wire %d outside the %d wires",
-		inst.ConstraintOffset, c.NumInputs()+c.NumAux()+7, c.NumInputs()+c.NumAux()))
+	// Terms outside the counts: the chain's x_{n−1} (the last aux but P)
+	// is first in A at the last step; Q (input 3) at Q·W.
+	const n = 20
+	chain := groth16test.ChainSystem(n, 1, 2, 3)
+	_, err = CircuitOf(ctx, fewerAuxBy{chain, 2})
+	require.ErrorContains(t, err, fmt.Sprintf("matrix A: constraint %d: term of aux %d, the system has %d aux variables",
+		64+n, chain.NumAux()-2, chain.NumAux()-2))
+	_, err = CircuitOf(ctx, fewerInputs{chain})
+	require.ErrorContains(t, err, fmt.Sprintf("matrix A: constraint %d: term of input 3, the system has 3 inputs", 65+n))
+
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = CircuitOf(cctx, chain)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = CircuitOf(ctx, noInputs{chain})
+	require.ErrorContains(t, err, "ONE is input 0")
 }
+
+type fewerAuxBy struct {
+	*r1cs.System
+	k int
+}
+
+func (f fewerAuxBy) NumAux() int { return f.System.NumAux() - f.k }
+
+type fewerInputs struct{ *r1cs.System }
+
+func (f fewerInputs) NumInputs() int { return f.System.NumInputs() - 1 }
+
+type noInputs struct{ *r1cs.System }
+
+func (noInputs) NumInputs() int { return 0 }

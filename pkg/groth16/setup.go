@@ -13,7 +13,6 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
-	"github.com/consensys/gnark/constraint"
 
 	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
@@ -129,24 +128,6 @@ func cosetShift(n uint64) (g, gn fr.Element) {
 	g = fft.GeneratorFullMultiplicativeGroup()
 	gn.Exp(g, new(big.Int).SetUint64(n))
 	return g, gn
-}
-
-// Setup generates Groth16 parameters for the gnark circuit c: SetupR1CS
-// on c's constraints (gnark's zero-coefficient terms left out, as the
-// circuit's densities leave them out), so the rules are SetupR1CS's and
-// the A and B queries follow c.Densities().
-func Setup(ctx context.Context, c *Circuit, opts ...SetupOption) (*ProvingKey, error) {
-	if c == nil {
-		return nil, fmt.Errorf("groth16: setup: nil circuit")
-	}
-	pk, d, err := SetupR1CS(ctx, gnarkSystem{c}, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if !d.Equal(&Densities{ADensityAux: c.aDensityAux, BDensityInput: c.bDensityInput, BDensityAux: c.bDensityAux}) {
-		return nil, fmt.Errorf("groth16: setup: the densities of the key differ from the circuit's")
-	}
-	return pk, nil
 }
 
 // SetupR1CS generates Groth16 parameters for sys with bellperson's
@@ -563,34 +544,4 @@ func cosetLagrangeH(tau, g, gn, omega fr.Element, n int, kappa, deltaInv *fr.Ele
 		return nil
 	})
 	return hSc
-}
-
-// AddTerm adds coeffs[cid] · l to dst, with shortcuts for gnark's fixed
-// small coefficients (the term of a gnark linear expression; coeffs is the
-// system's coefficient table) and for l = 0 or 1, which is most of a
-// PoRep witness (SHA-256 works on bits, whose packed sums Σ 2^i·bit_i are
-// the bulk of the solver's terms): a comparison instead of a Montgomery
-// multiplication. The gnark circuit's template solver uses it.
-func AddTerm(dst *fr.Element, cid int, coeffs []fr.Element, l *fr.Element) {
-	switch cid {
-	case constraint.CoeffIdZero:
-	case constraint.CoeffIdOne:
-		dst.Add(dst, l)
-	case constraint.CoeffIdMinusOne:
-		dst.Sub(dst, l)
-	case constraint.CoeffIdTwo:
-		var t fr.Element
-		t.Double(l)
-		dst.Add(dst, &t)
-	default:
-		switch {
-		case l.IsZero():
-		case l.IsOne():
-			dst.Add(dst, &coeffs[cid])
-		default:
-			var t fr.Element
-			t.Mul(&coeffs[cid], l)
-			dst.Add(dst, &t)
-		}
-	}
 }

@@ -10,7 +10,6 @@ import (
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/constraint"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/r1cs"
@@ -434,50 +433,6 @@ func (f failingTerms) Terms(m int, fn func(int, r1cs.Variable, *fr.Element) erro
 		return f.err
 	}
 	return f.System.Terms(m, fn)
-}
-
-// The gnark circuit's Setup is SetupR1CS on its constraints: the same
-// circuit recorded as an r1cs.System gives the same key, and the key's A
-// and B lengths are the circuit's density counts.
-func TestSetupGnarkIsSetupR1CS(t *testing.T) {
-	c := compileChain(t, 10)
-	r := c.R1CS()
-	sys := r1cs.NewSystem()
-	for range c.NumInputs() - 1 {
-		sys.AllocInput(r1cs.N("in"), fr.Element{})
-	}
-	for range c.NumAux() {
-		sys.Alloc(r1cs.N("aux"), fr.Element{})
-	}
-	variable := func(w int) r1cs.Variable {
-		if w < c.NumInputs() {
-			return r1cs.Input(w)
-		}
-		return r1cs.Aux(w - c.NumInputs())
-	}
-	it := r.GetR1CIterator()
-	for rc := it.Next(); rc != nil; rc = it.Next() {
-		var lcs [3]r1cs.LC
-		for k, le := range [3]constraint.LinearExpression{rc.L, rc.R, rc.O} {
-			for _, t := range le {
-				lcs[k].AddCoeff(&r.Coefficients[t.CoeffID()], variable(t.WireID()))
-			}
-		}
-		sys.Enforce(r1cs.N("c"), &lcs[0], &lcs[1], &lcs[2])
-	}
-	require.Equal(t, c.NumConstraints(), sys.NumConstraints())
-	ctx := context.Background()
-	for _, form := range []HForm{HMonomial, HCosetLagrange} {
-		want, d, err := SetupR1CS(ctx, sys, SetupSeed([]byte("gnark")), SetupHForm(form))
-		require.NoError(t, err)
-		got, err := Setup(ctx, c, SetupSeed([]byte("gnark")), SetupHForm(form))
-		require.NoError(t, err)
-		require.Equal(t, want, got, form)
-		aAux, bIn, bAux := c.Densities()
-		require.True(t, d.Equal(&Densities{aAux, bIn, bAux}))
-		require.Len(t, got.A, c.NumInputs()+aAux.Count())
-		require.Len(t, got.BG1, bIn.Count()+bAux.Count())
-	}
 }
 
 // proveAndVerify proves w with pk on the CPU backend and verifies the

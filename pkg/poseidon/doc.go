@@ -1,7 +1,7 @@
 // Package poseidon is Filecoin's Poseidon hash over the BLS12-381 scalar
 // field, exactly as the neptune crate computes it for rust-fil-proofs
-// (PoseidonConstants::new(): Strength::Standard, HashType::MerkleTree), native
-// and as a gnark circuit gadget.
+// (PoseidonConstants::new(): Strength::Standard, HashType::MerkleTree),
+// natively; its R1CS gadget is pkg/gadget/poseidon.
 //
 // Parameters, for arity a (1 ≤ a ≤ MaxArity) and width t = a + 1:
 //   - S-box x^5;

@@ -170,14 +170,3 @@ func RoundNumbers(arity int) (full, partial int, err error) {
 	}
 	return p.full, p.partial, nil
 }
-
-// CircuitConstraints is the number of R1CS constraints HashCircuit emits for
-// arity when its inputs are not constants: three per S-box, less the first
-// round's S-box on the constant domain tag.
-func CircuitConstraints(arity int) (int, error) {
-	p, err := paramsFor(arity)
-	if err != nil {
-		return 0, err
-	}
-	return 3 * (p.width*p.full + p.partial - 1), nil
-}

@@ -196,3 +196,66 @@ func parseLC(s string) ([]Term, error) {
 	}
 	return out, nil
 }
+
+// DumpWriter is a CS that writes every constraint as a dump line as it is
+// enforced (names from its namespaces), keeping nothing: the dump of a
+// circuit too large to record whole. The header (counts and hash) is the
+// caller's to write first.
+type DumpWriter struct {
+	w         *bufio.Writer
+	nIn, nAux int
+	rows      int
+	path      path
+	err       error
+	line      []byte
+}
+
+// NewDumpWriter returns a DumpWriter on w with ONE allocated.
+func NewDumpWriter(w io.Writer) *DumpWriter {
+	d := &DumpWriter{w: bufio.NewWriterSize(w, 1<<20)}
+	d.AllocInput(N("ONE"), fr.One())
+	return d
+}
+
+// Alloc implements CS.
+func (d *DumpWriter) Alloc(Name, fr.Element) Variable { d.nAux++; return Aux(d.nAux - 1) }
+
+// AllocInput implements CS.
+func (d *DumpWriter) AllocInput(Name, fr.Element) Variable { d.nIn++; return Input(d.nIn - 1) }
+
+// Enforce implements CS: it writes the constraint's line.
+func (d *DumpWriter) Enforce(name Name, a, b, c *LC) {
+	if d.err != nil {
+		return
+	}
+	d.line = fmt.Appendf(d.line[:0], "c%d A=%s B=%s C=%s # %s\n", d.rows, lcOrZero(a), lcOrZero(b), lcOrZero(c), d.path.join(name))
+	_, d.err = d.w.Write(d.line)
+	d.rows++
+}
+
+func lcOrZero(l *LC) string {
+	if l == nil {
+		return "0"
+	}
+	return l.String()
+}
+
+// Push implements CS.
+func (d *DumpWriter) Push(name Name) { d.path.push(name) }
+
+// Pop implements CS.
+func (d *DumpWriter) Pop() { d.path.pop() }
+
+// Constraints implements CS: a DumpWriter needs them.
+func (d *DumpWriter) Constraints() bool { return true }
+
+// Flush writes what is buffered and returns the first write error.
+func (d *DumpWriter) Flush() error {
+	if d.err != nil {
+		return d.err
+	}
+	return d.w.Flush()
+}
+
+// Counts are the inputs (ONE included), aux variables and constraints seen.
+func (d *DumpWriter) Counts() (inputs, aux, constraints int) { return d.nIn, d.nAux, d.rows }

@@ -19,18 +19,33 @@ import (
 // Constraints are streamed in (Row), so a circuit too large to keep whole
 // is hashed as it is replayed.
 type Hasher struct {
-	h     hash.Hash
-	buf   []byte
-	enc   map[uint32][fr.Bytes]byte
-	table []fr.Element
-	rows  int
+	h    hash.Hash
+	buf  []byte
+	enc  coeffEncoding
+	rows int
+}
+
+// coeffEncoding is a coefficient table's big-endian encodings and which
+// coefficients are zero (left out).
+type coeffEncoding struct {
+	bytes [][fr.Bytes]byte
+	zero  []bool
+}
+
+func encodeCoeffs(coeffs []fr.Element) coeffEncoding {
+	e := coeffEncoding{bytes: make([][fr.Bytes]byte, len(coeffs)), zero: make([]bool, len(coeffs))}
+	for i := range coeffs {
+		e.bytes[i] = coeffs[i].Bytes()
+		e.zero[i] = coeffs[i].IsZero()
+	}
+	return e
 }
 
 // NewHasher starts a hash of a system with these counts; coeffs is the
 // table the streamed terms' K index.
 func NewHasher(inputs, aux, constraints int, coeffs []fr.Element) *Hasher {
 	h, _ := blake2s.New256(nil)
-	x := &Hasher{h: h, enc: map[uint32][fr.Bytes]byte{}, table: coeffs}
+	x := &Hasher{h: h, enc: encodeCoeffs(coeffs)}
 	var hdr [24]byte
 	binary.BigEndian.PutUint64(hdr[0:], uint64(inputs))
 	binary.BigEndian.PutUint64(hdr[8:], uint64(aux))
@@ -41,40 +56,45 @@ func NewHasher(inputs, aux, constraints int, coeffs []fr.Element) *Hasher {
 
 // Row adds one constraint.
 func (x *Hasher) Row(a, b, c []STerm) {
-	x.buf = x.buf[:0]
-	for _, lc := range [3][]STerm{a, b, c} {
-		x.buf = x.AppendLC(x.buf, lc)
-	}
+	x.buf = x.AppendRow(x.buf[:0], a, b, c)
 	x.h.Write(x.buf)
 	x.rows++
 }
 
 // AppendLC appends one combination's encoding (the hash's and the oracle's
 // block hashes' unit) to dst.
-func (x *Hasher) AppendLC(dst []byte, lc []STerm) []byte {
+func (x *Hasher) AppendLC(dst []byte, lc []STerm) []byte { return x.enc.appendLC(dst, lc) }
+
+// AppendRow appends one constraint's encoding (its A, B and C) to dst.
+func (x *Hasher) AppendRow(dst []byte, a, b, c []STerm) []byte {
+	return x.enc.appendLC(x.enc.appendLC(x.enc.appendLC(dst, a), b), c)
+}
+
+// Write adds encoded constraints (AppendRow's output for rows rows).
+func (x *Hasher) Write(encoded []byte, rows int) {
+	x.h.Write(encoded)
+	x.rows += rows
+}
+
+func (e *coeffEncoding) appendLC(dst []byte, lc []STerm) []byte {
 	n := 0
 	for _, t := range lc {
-		if !x.table[t.K].IsZero() {
+		if !e.zero[t.K] {
 			n++
 		}
 	}
 	dst = binary.BigEndian.AppendUint64(dst, uint64(n))
 	for _, t := range lc {
-		if x.table[t.K].IsZero() {
+		if e.zero[t.K] {
 			continue
 		}
+		tag := byte('A')
 		if t.V.IsInput() {
-			dst = append(dst, 'I')
-		} else {
-			dst = append(dst, 'A')
+			tag = 'I'
 		}
+		dst = append(dst, tag)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(t.V.Index()))
-		e, ok := x.enc[t.K]
-		if !ok {
-			e = x.table[t.K].Bytes()
-			x.enc[t.K] = e
-		}
-		dst = append(dst, e[:]...)
+		dst = append(dst, e.bytes[t.K][:]...)
 	}
 	return dst
 }

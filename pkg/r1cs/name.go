@@ -47,6 +47,9 @@ func (p *path) pop() {
 	p.parts = p.parts[:len(p.parts)-1]
 }
 
+// String is the namespace's full name ("ns/ns").
+func (p *path) String() string { return strings.Join(p.parts, "/") }
+
 // join is the full name of n in the current namespace, bellperson's
 // "ns/ns/name".
 func (p *path) join(n Name) string {

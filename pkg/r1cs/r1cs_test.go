@@ -236,3 +236,67 @@ func TestSystemTerms(t *testing.T) {
 		t.Fatal("matrix 3 accepted")
 	}
 }
+
+func TestSections(t *testing.T) {
+	s := NewSystem(WithSections(2), WithNames())
+	x := s.Alloc(N("x"), Coeff(1))
+	var a LC
+	a.Add(x)
+	enforce := func(n string) { s.Enforce(N(n), &a, &a, &a) }
+	enforce("top")     // 0: ""
+	s.Push(N("a"))     //
+	enforce("a0")      // 1: a
+	s.Push(N("b"))     //
+	enforce("b0")      // 2: a/b
+	s.Push(N("deep"))  // below the depth: still a/b
+	enforce("deep0")   // 3
+	s.Pop()            //
+	s.Pop()            //
+	enforce("a1")      // 4: a
+	s.Push(N("empty")) // no constraint in it
+	s.Pop()            //
+	s.Pop()            //
+	s.Push(N("c"))     //
+	enforce("c0")      // 5: c
+	s.Pop()
+	for j, want := range []string{"", "a", "a/b", "a/b", "a", "c"} {
+		if got := SectionOf(s.Sections(), j); got != want {
+			t.Errorf("constraint %d (%s): section %q, want %q", j, s.Name(j), got, want)
+		}
+	}
+}
+
+// TestDumpWriterEqualsSystem: the streaming dump writes the lines a
+// recorded System writes.
+func TestDumpWriterEqualsSystem(t *testing.T) {
+	build := func(cs CS) {
+		x := cs.Alloc(N("x"), Coeff(3))
+		in := cs.AllocInput(N("in"), Coeff(9))
+		cs.Push(N("ns"))
+		var a, b, c LC
+		a.Add(x).AddCoeff(func() *fr.Element { e := PowerOfTwo(70); return &e }(), in)
+		b.Add(One).Sub(x)
+		c.Add(x).Sub(x) // cancelled: written as 0
+		cs.Enforce(Nf("row %d", 7), &a, &b, &c)
+		cs.Pop()
+	}
+	s := NewSystem(WithNames())
+	build(s)
+	var want strings.Builder
+	if err := s.WriteDump(&want); err != nil {
+		t.Fatal(err)
+	}
+	var got strings.Builder
+	d := NewDumpWriter(&got)
+	build(d)
+	if err := d.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(want.String(), "\n")
+	if got.String() != body {
+		t.Fatalf("streamed:\n%s\nrecorded:\n%s", got.String(), body)
+	}
+	if in, aux, rows := d.Counts(); in != 2 || aux != 1 || rows != 1 {
+		t.Fatalf("counts %d %d %d", in, aux, rows)
+	}
+}

@@ -3,6 +3,7 @@ package r1cs
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
@@ -38,6 +39,20 @@ type System struct {
 	inputs, aux []fr.Element
 	cnames      []string
 	path        path
+
+	// sectionDepth > 0 keeps Sections: the namespaces down to that depth.
+	sectionDepth int
+	depth        int
+	secPath      path
+	sections     []Section
+}
+
+// Section is where a run of constraints in one namespace starts: the
+// first constraint's index and the namespace's full name (down to the
+// WithSections depth; "" for none).
+type Section struct {
+	Row  int
+	Path string
 }
 
 // SystemOption configures a System.
@@ -48,6 +63,11 @@ func WithValues() SystemOption { return func(s *System) { s.values = true } }
 
 // WithNames keeps every constraint's full name (WriteDump, Satisfied).
 func WithNames() SystemOption { return func(s *System) { s.names = true } }
+
+// WithSections keeps where every namespace down to depth starts
+// (Sections): a cheap map of a large system, to name the region of a
+// constraint without keeping every constraint's name.
+func WithSections(depth int) SystemOption { return func(s *System) { s.sectionDepth = depth } }
 
 // NewSystem returns an empty system with ONE allocated.
 func NewSystem(opts ...SystemOption) *System {
@@ -100,6 +120,9 @@ func (s *System) checkVar(v Variable) {
 	}
 }
 
+// CoeffID returns c's index in the coefficient table, adding it when new.
+func (s *System) CoeffID(c *fr.Element) uint32 { return s.coeffID(c) }
+
 func (s *System) coeffID(c *fr.Element) uint32 {
 	if k, ok := s.coeffIdx[*c]; ok {
 		return k
@@ -118,6 +141,13 @@ func (s *System) Push(name Name) {
 	if s.names {
 		s.path.push(name)
 	}
+	if s.sectionDepth > 0 {
+		s.depth++
+		if s.depth <= s.sectionDepth {
+			s.secPath.push(name)
+			s.section()
+		}
+	}
 }
 
 // Pop implements CS.
@@ -125,6 +155,37 @@ func (s *System) Pop() {
 	if s.names {
 		s.path.pop()
 	}
+	if s.sectionDepth > 0 {
+		if s.depth <= s.sectionDepth {
+			s.secPath.pop()
+			s.section()
+		}
+		s.depth--
+	}
+}
+
+// section notes that the constraints from here on lie in secPath.
+func (s *System) section() {
+	sec := Section{Row: s.NumConstraints(), Path: s.secPath.String()}
+	if n := len(s.sections); n > 0 && s.sections[n-1].Row == sec.Row {
+		s.sections[n-1] = sec // nothing was enforced in the previous one
+		return
+	}
+	s.sections = append(s.sections, sec)
+}
+
+// Sections returns the runs of constraints by namespace (down to the
+// WithSections depth), in order (nil without WithSections).
+func (s *System) Sections() []Section { return s.sections }
+
+// SectionOf returns the namespace constraint j lies in, down to the
+// sections' depth ("" when none).
+func SectionOf(sections []Section, j int) string {
+	i := sort.Search(len(sections), func(i int) bool { return sections[i].Row > j })
+	if i == 0 {
+		return ""
+	}
+	return sections[i-1].Path
 }
 
 // Constraints implements CS: a System records them.

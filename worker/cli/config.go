@@ -135,8 +135,9 @@ func (f *File) settings() []setting {
 
 	add("id", "C2_WORKER_ID", "worker id in the registry (default <host>-<pid>)", str(&f.ID))
 	add("shapes", "C2_SHAPES", "comma-separated proof shapes to prove, e.g. 32GiB; required", list(&f.Shapes))
-	add("params-dir", "C2_PARAMS_DIR", "folder of <shape>.params (and .vk); required", str(&f.ParamsDir))
-	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of parameter points at load (made on the GPU with the cuda backend: ~30 s at 32 GiB; ~21 min on 16 CPU cores)", parsed(&f.TrustedParams, strconv.ParseBool))
+	add("params-dir", "C2_PARAMS_DIR", "folder of the test shapes' <shape>.params (and .vk); required", str(&f.ParamsDir))
+	add("official-params-dir", "C2_OFFICIAL_PARAMS_DIR", "folder of Filecoin's official parameter files, for the official shapes (default $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters)", str(&f.OfficialParamsDir))
+	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of a test shape's parameter points at load (Filecoin's files are checked once, then remembered)", parsed(&f.TrustedParams, strconv.ParseBool))
 	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", str(&f.Backend))
 	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices)
 	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 3 on a GPU, 1 on the CPU)", num(&f.GPUWorkersPerDevice))

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	gnarklogger "github.com/consensys/gnark/logger"
-
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -98,9 +96,6 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 	}
 	limit, why := memlimit.Apply(ml)
 	log.Info("worker: Go soft memory limit "+memlimit.Format(limit), "bytes", limit, "memory_limit", ml.String(), "why", why)
-	// gnark logs every solve at debug level on stdout; our spans and logs
-	// carry the timings.
-	gnarklogger.Disable()
 	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-worker", ServiceVersion: Version,
 		Endpoint: cfg.OTLP, Insecure: *cfg.OTLPInsecure})
 	if err != nil {

@@ -8,31 +8,48 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// cubeCircuit: x³ + x + 5 == y, y public. A few constraints: the interlock
+// cubeCircuit synthesizes x³ + x + 5 == y, y public, for x (y computed
+// from it), into a System with values. A few constraints: the interlock
 // tests care about the lock discipline, proved on the real CPU backend.
-type cubeCircuit struct {
-	X frontend.Variable
-	Y frontend.Variable `gnark:",public"`
-}
-
-func (c *cubeCircuit) Define(api frontend.API) error {
-	x3 := api.Mul(c.X, c.X, c.X)
-	api.AssertIsEqual(c.Y, api.Add(x3, c.X, 5))
-	return nil
+//
+//	x · x = x2
+//	x2 · x = x3
+//	(x3 + x + 5) · ONE = y
+func cubeCircuit(x uint64) *r1cs.System {
+	sys := r1cs.NewSystem(r1cs.WithValues())
+	var fx, fx2, fx3, fy, five fr.Element
+	fx.SetUint64(x)
+	fx2.Mul(&fx, &fx)
+	fx3.Mul(&fx2, &fx)
+	five.SetUint64(5)
+	fy.Add(&fx3, &fx).Add(&fy, &five)
+	y := sys.AllocInput(r1cs.N("y"), fy)
+	vx := sys.Alloc(r1cs.N("x"), fx)
+	vx2 := sys.Alloc(r1cs.N("x2"), fx2)
+	vx3 := sys.Alloc(r1cs.N("x3"), fx3)
+	var a, b, c r1cs.LC
+	sys.Enforce(r1cs.N("x2"), a.Add(vx), b.Add(vx), c.Add(vx2))
+	a.Reset()
+	b.Reset()
+	c.Reset()
+	sys.Enforce(r1cs.N("x3"), a.Add(vx2), b.Add(vx), c.Add(vx3))
+	a.Reset()
+	b.Reset()
+	c.Reset()
+	sys.Enforce(r1cs.N("y"), a.Add(vx3).Add(vx).AddCoeff(&five, r1cs.One), b.Add(r1cs.One), c.Add(y))
+	return sys
 }
 
 type fixture struct {
@@ -48,8 +65,8 @@ var (
 	fixtureErr  error
 )
 
-// loadFixture compiles the circuit, runs a seeded setup, solves one
-// witness and loads the key on the CPU backend (once per package).
+// loadFixture records the circuit, runs a seeded setup, synthesizes its
+// instance and loads the key on the CPU backend (once per package).
 func loadFixture(t *testing.T) *fixture {
 	t.Helper()
 	fixtureOnce.Do(func() { fixtureVal, fixtureErr = buildFixture() })
@@ -58,23 +75,15 @@ func loadFixture(t *testing.T) *fixture {
 }
 
 func buildFixture() (*fixture, error) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &cubeCircuit{})
+	sys := cubeCircuit(3)
+	if err := sys.Satisfied(); err != nil {
+		return nil, err
+	}
+	pk, _, err := groth16.SetupR1CS(context.Background(), sys, groth16.SetupSeed([]byte("interlock test")))
 	if err != nil {
 		return nil, err
 	}
-	c, err := groth16.NewCircuit(ccs)
-	if err != nil {
-		return nil, err
-	}
-	pk, err := groth16.Setup(context.Background(), c, groth16.SetupSeed([]byte("interlock test")))
-	if err != nil {
-		return nil, err
-	}
-	wit, err := frontend.NewWitness(&cubeCircuit{X: 3, Y: 35}, ecc.BLS12_381.ScalarField())
-	if err != nil {
-		return nil, err
-	}
-	w, err := c.Solve(wit)
+	w, err := groth16.SynthesizeSystem(sys)
 	if err != nil {
 		return nil, err
 	}

@@ -40,11 +40,21 @@ type Config struct {
 	// Shapes are the proof shapes this worker proves ("32GiB", "test-micro",
 	// …); their parameters are loaded at start. Required.
 	Shapes []string `yaml:"shapes"`
-	// ParamsDir holds <shape>.params for every shape (and <shape>.vk, checked
-	// against the .params when present). Required.
+	// ParamsDir holds <shape>.params of every test shape (and <shape>.vk,
+	// checked against the .params when present), and the checked markers
+	// of Filecoin's parameter files when their folder is read-only.
+	// Required.
 	ParamsDir string `yaml:"params_dir"`
-	// TrustedParams skips the subgroup check of every parameter point at
-	// load (minutes for official 32 GiB parameters). Default false: check.
+	// OfficialParamsDir holds Filecoin's official parameter files, by
+	// their official names, for the official shapes (2KiB … 64GiB): the
+	// folder `lotus fetch-params` / `curio fetch-params` fill. Default
+	// $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters
+	// (docs/parameters.md).
+	OfficialParamsDir string `yaml:"official_params_dir"`
+	// TrustedParams skips the subgroup check of every point of a test
+	// shape's parameters at load. Filecoin's official files are checked
+	// once (digest and every point) and remembered in a marker beside them
+	// whatever this says. Default false: check.
 	TrustedParams bool `yaml:"trusted_params"`
 	// Backend is auto, cpu or cuda. Default auto: CUDA when the library and
 	// a device are there, else the CPU (logged at start).

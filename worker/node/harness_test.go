@@ -13,7 +13,6 @@ import (
 	"connectrpc.com/connect"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -45,7 +44,7 @@ func TestMain(m *testing.M) {
 		var err error
 		paramsDir, err = os.MkdirTemp("", "c2-worker-params-")
 		return func() { os.RemoveAll(paramsDir); cudatest.Cleanup() }, err
-	}, append(queuetest.LeakOptions(), goleak.IgnoreAnyFunction("github.com/consensys/gnark/internal/utils.init.0.func1"))...)
+	}, queuetest.LeakOptions()...)
 }
 
 // params runs the real, seeded Groth16 setup of the test shape once per

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,8 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -113,6 +116,38 @@ func TestBadParametersFailAtStart(t *testing.T) {
 	})
 	require.ErrorIs(t, err, node.ErrParams)
 	require.ErrorIs(t, err, circuit.ErrStaleParams)
+}
+
+// An official shape is proved with Filecoin's parameter files only: a
+// worker for it looks for them in OfficialParamsDir by their official
+// names, and a missing one fails the start naming the file and the
+// command that fetches it (c2cluster's own <shape>.params are not used).
+func TestOfficialShapeNeedsFilecoinsFiles(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	s, err := porep.ShapeByName("2KiB")
+	require.NoError(t, err)
+	files, err := ceremony.ForShape(s)
+	require.NoError(t, err)
+	cfg := workerConfig("w-official")
+	cfg.Shapes = []string{"2KiB"}
+	cfg.ParamsDir = t.TempDir()
+	cfg.OfficialParamsDir = t.TempDir()
+	// A c2cluster-made file under the shape's own name changes nothing.
+	require.NoError(t, os.WriteFile(circuit.ParamsPath(cfg.ParamsDir, "2KiB"), []byte("not used"), 0o600))
+	_, err = node.New(c.ctx, cfg, c.q, c.store)
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.ErrorContains(t, err, filepath.Join(cfg.OfficialParamsDir, files.VK.Name))
+	require.ErrorContains(t, err, "fetch-params 2KiB")
+
+	// Files under the official names whose digests are not parameters.json's.
+	for _, f := range []ceremony.File{files.Params, files.VK} {
+		require.NoError(t, os.WriteFile(filepath.Join(cfg.OfficialParamsDir, f.Name), []byte("not Filecoin's "+f.Name), 0o600))
+	}
+	_, err = node.New(c.ctx, cfg, c.q, c.store)
+	require.ErrorIs(t, err, node.ErrParams)
+	require.ErrorIs(t, err, ceremony.ErrDigestMismatch)
+	require.ErrorContains(t, err, files.VK.Digest)
 }
 
 // recordingChecker is a groth16.SubgroupChecker on the CPU (gnark-crypto's

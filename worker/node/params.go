@@ -12,6 +12,7 @@ import (
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/worker/backend"
 )
@@ -94,7 +95,7 @@ func (sp *ShapeParams) Bytes() int64 { return sp.bytes }
 
 // NewShapeParams checks pk against the shape's compiled circuit (every
 // section's length) and prepares its verifying key: parameters that were
-// made in memory (groth16.Setup) rather than read from a folder. A key that
+// made in memory (circuit.Compiled.Keys, groth16.SetupR1CS) rather than read from a folder. A key that
 // does not fit is an ErrParams error.
 func NewShapeParams(name string, compiled *circuit.Compiled, pk *groth16.ProvingKey) (*ShapeParams, error) {
 	if compiled == nil || pk == nil {
@@ -119,9 +120,10 @@ func paramsBytes(pk *groth16.ProvingKey) int64 {
 	return vk + 5*4 + int64(len(pk.H)+len(pk.L)+len(pk.A)+len(pk.BG1)+len(pk.LInput))*g1 + int64(len(pk.BG2))*g2
 }
 
-// LoadShapeParams compiles the shape's circuit (circuit.ForShape: once per
-// process) and reads, checks and prepares <dir>/<shape>.params exactly as a
-// worker does at start: layout, points (subgroup unless trusted), section
+// LoadShapeParams records the shape's circuit (circuit.ForShape: once per
+// process) and reads, checks and prepares its parameters in dir exactly as
+// a worker does at start: for an official shape Filecoin's files by their
+// official names (loadOfficial), for a test shape <dir>/<shape>.params: layout, points (subgroup unless trusted), section
 // lengths against the circuit, the circuit fingerprint beside it when there
 // is one, and the .vk beside it when there is one. Every failure is an
 // ErrParams error naming the file (wrapping circuit.ErrStaleParams for a
@@ -134,7 +136,7 @@ func LoadShapeParams(ctx context.Context, name, dir string, trusted bool, checke
 	if log == nil {
 		log = slog.Default()
 	}
-	return loadShape(ctx, Config{ParamsDir: dir, TrustedParams: trusted, Logger: log}, name, checker)
+	return loadShape(ctx, Config{ParamsDir: dir, OfficialParamsDir: dir, TrustedParams: trusted, Logger: log}, name, checker)
 }
 
 // subgroupChecker is the selected backend's device check of parameter
@@ -167,31 +169,24 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 	if err != nil {
 		return nil, err
 	}
+	if !s.Test {
+		return loadOfficial(ctx, cfg, s, checker)
+	}
 	path := circuit.ParamsPath(cfg.ParamsDir, name)
 	fi, err := os.Stat(path) // a missing file fails before any work
 	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %s: %w (generate it with the setup command, or point params_dir at it)", ErrParams, name, path, err)
+		return nil, fmt.Errorf("%w: shape %s: %s: %w (make it with c2-params -shape %s, or point params_dir at it)", ErrParams, name, path, err, name)
 	}
-	type compileResult struct {
-		c    *circuit.Compiled
-		err  error
-		took time.Duration
-	}
-	compiling := make(chan compileResult, 1)
-	go func() {
-		start := time.Now()
-		c, err := circuit.ForShape(s)
-		compiling <- compileResult{c: c, err: err, took: time.Since(start)}
-	}()
+	compiling := compileAsync(s)
 	start := time.Now()
 	pk, check, readErr := readParams(ctx, cfg, path, checker)
 	readTook := time.Since(start)
 	cr := <-compiling // also on a read error: nothing is left running
 	if cr.err != nil {
-		return nil, fmt.Errorf("node: shape %s: compile circuit: %w", name, cr.err)
+		return nil, fmt.Errorf("node: shape %s: record circuit: %w", name, cr.err)
 	}
 	compiled := cr.c
-	log.Info("worker: circuit compiled", "shape", name, "constraints", compiled.Circuit().NumConstraints(),
+	log.Info("worker: circuit recorded", "shape", name, "constraints", compiled.Circuit().NumConstraints(),
 		"took", cr.took.Round(time.Millisecond))
 	if readErr != nil {
 		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, readErr)
@@ -202,7 +197,7 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 	// Sizes can fit and the matrices still differ (a circuit change that
 	// keeps the counts): the setup's fingerprint of the circuit, when it
 	// left one beside the parameters, must be this circuit's.
-	if err := compiled.CheckFingerprint(circuit.FingerprintPath(cfg.ParamsDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := compiled.CheckFingerprint(ctx, circuit.FingerprintPath(cfg.ParamsDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%w: shape %s: %s: %w", ErrParams, name, path, err)
 	}
 	vkPath := circuit.VKPath(cfg.ParamsDir, name)
@@ -222,6 +217,99 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", readTook.Round(time.Millisecond),
 		"subgroup_check", check, "with_compile_took", time.Since(start).Round(time.Millisecond))
 	return newShapeParams(name, compiled, pk, pvk, fi.Size()), nil
+}
+
+// compileAsync records a shape's circuit in the background (ForShape: once
+// per process); the result arrives on the channel.
+func compileAsync(s *porep.Shape) <-chan compileResult {
+	ch := make(chan compileResult, 1)
+	go func() {
+		start := time.Now()
+		c, err := circuit.ForShape(s)
+		ch <- compileResult{c: c, err: err, took: time.Since(start)}
+	}()
+	return ch
+}
+
+type compileResult struct {
+	c    *circuit.Compiled
+	err  error
+	took time.Duration
+}
+
+// loadOfficial loads an official shape's parameters: Filecoin's ceremony
+// files from cfg.OfficialParamsDir, by their official names. Each file's
+// digest is checked against parameters.json and every point of it decoded
+// and subgroup-checked (by checker when not nil) once, then remembered in
+// a marker beside it (or in ParamsDir when that folder is read-only), so
+// later starts only stat it (ceremony.Check); the .params sections are
+// checked against the circuit's counts before anything is decoded for
+// proving, and the .vk must be the .params' verifying key.
+func loadOfficial(ctx context.Context, cfg Config, s *porep.Shape, checker groth16.SubgroupChecker) (*ShapeParams, error) {
+	log := cfg.Logger
+	dir := cfg.OfficialParamsDir
+	if dir == "" {
+		dir = ceremony.Dir()
+	}
+	if _, err := ceremony.Locate(dir, s); err != nil { // a missing file fails before any work
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
+	}
+	compiling := compileAsync(s)
+	start := time.Now()
+	sc, checkErr := ceremony.CheckShape(ctx, dir, s, ceremony.CheckOptions{
+		StateDir: cfg.ParamsDir,
+		Progress: progressLog(log, "worker: checking Filecoin's "+s.Name+" parameters"),
+		Subgroup: checker,
+	})
+	cr := <-compiling
+	if cr.err != nil {
+		return nil, fmt.Errorf("node: shape %s: record circuit: %w", s.Name, cr.err)
+	}
+	if checkErr != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, checkErr)
+	}
+	log.Info("worker: Filecoin's parameter files checked", "shape", s.Name, "params", sc.Paths.Params,
+		"reused_marker", sc.Params.Reused, "marker", sc.Params.MarkerPath, "took", time.Since(start).Round(time.Millisecond))
+	if sc.Params.MarkerErr != nil {
+		log.Warn("worker: no checked marker could be written; the next start checks the files again", "err", sc.Params.MarkerErr)
+	}
+	compiled := cr.c
+	if err := ceremony.CheckParamsCounts(sc.Paths.Params, ceremony.CircuitCounts(compiled.Circuit())); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
+	}
+	// Checked above (or at an earlier start, per the marker): decoded
+	// without the subgroup check.
+	pf, err := groth16.OpenParams(sc.Paths.Params, groth16.SkipSubgroupCheck(),
+		groth16.ParamsProgress(progressLog(log, "worker: reading "+sc.Paths.Params)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
+	}
+	defer pf.Close()
+	pk, err := pf.ProvingKey(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
+	}
+	if err := checkFits(pk, compiled.Circuit()); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v", ErrParams, s.Name, sc.Paths.Params, err)
+	}
+	vk, err := groth16.ReadVerifyingKeyFile(sc.Paths.VK)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %v", ErrParams, s.Name, err)
+	}
+	if err := sameVerifyingKey(vk, &pk.VK); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %s and %s disagree: %v", ErrParams, s.Name, sc.Paths.VK, sc.Paths.Params, err)
+	}
+	pvk, err := groth16.PrepareVerifyingKey(&pk.VK)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: verifying key of %s: %v", ErrParams, s.Name, sc.Paths.Params, err)
+	}
+	fi, err := os.Stat(sc.Paths.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
+	}
+	log.Info("worker: parameters loaded", "shape", s.Name, "path", sc.Paths.Params, "bytes", fi.Size(),
+		"took", time.Since(start).Round(time.Millisecond))
+	return newShapeParams(s.Name, compiled, pk, pvk, fi.Size()), nil
 }
 
 // readParams reads and checks the proving key at path (points canonical,

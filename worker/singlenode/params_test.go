@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 )
 
@@ -27,6 +28,14 @@ func TestEnsureParamsChecksTheCircuitFingerprint(t *testing.T) {
 	for _, f := range []string{pp, vp} {
 		require.NoError(t, os.WriteFile(f, []byte("x"), 0o600))
 	}
+	// The circuit's R1CS hash (the fingerprint) is computed once per
+	// process; here before the cancelled calls, which stop at the setup.
+	s, err := porep.ShapeByName(shape)
+	require.NoError(t, err)
+	c, err := circuit.ForShape(s)
+	require.NoError(t, err)
+	_, err = c.Hash(context.Background(), nil)
+	require.NoError(t, err)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 
@@ -37,7 +46,7 @@ func TestEnsureParamsChecksTheCircuitFingerprint(t *testing.T) {
 	require.NoError(t, os.WriteFile(fp, []byte("0123 "+shape+"\n"), 0o600))
 	require.ErrorIs(t, r.ensureParams(cancelled, dir, &out), context.Canceled)
 	require.Contains(t, out.String(), "parameters were made for another circuit")
-	_, err := os.Stat(fp)
+	_, err = os.Stat(fp)
 	require.ErrorIs(t, err, os.ErrNotExist, "the stale fingerprint is removed before the setup")
 
 	out.Reset()

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	gnarklogger "github.com/consensys/gnark/logger"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
@@ -439,10 +438,10 @@ func (r *runner) ensureParams(ctx context.Context, dir string, progress io.Write
 		return err
 	}
 	// Cached parameters are used only if they were made for the circuit as
-	// it compiles now: Setup writes the compiled circuit's fingerprint beside
-	// them, and a circuit whose layout changed since (or parameters without
-	// a fingerprint, from before it was written) are made again. The
-	// in-process worker gets this compilation from ForShape's cache.
+	// it is now: Setup writes the circuit's R1CS hash beside them, and a
+	// circuit that changed since (or parameters without a fingerprint) are
+	// made again. The in-process worker gets this recording from
+	// ForShape's cache.
 	c, err := circuit.ForShape(s)
 	if err != nil {
 		return err
@@ -450,9 +449,10 @@ func (r *runner) ensureParams(ctx context.Context, dir string, progress io.Write
 	_, e1 := os.Stat(pp)
 	_, e2 := os.Stat(vp)
 	if e1 == nil && e2 == nil {
-		err := c.CheckFingerprint(fp)
+		err := c.CheckFingerprint(ctx, fp)
 		if err == nil {
-			r.step("parameters of %s cached in %s (circuit fingerprint %.16s…)", r.cfg.Shape, dir, c.Fingerprint())
+			h, _ := c.Hash(ctx, nil)
+			r.step("parameters of %s cached in %s (circuit R1CS hash %.16s…)", r.cfg.Shape, dir, h)
 			return nil
 		}
 		if errors.Is(err, os.ErrNotExist) {
@@ -586,9 +586,6 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("unexpected arguments %v", fs.Args())
 	}
 	cfg.Out = stdout
-	// gnark logs every solve at debug level on stdout; our spans and logs
-	// carry the timings.
-	gnarklogger.Disable()
 	// Component logs go to the state folder; keep slog's default quiet on
 	// the terminal.
 	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

@@ -13,7 +13,7 @@ import (
 )
 
 // FixedBase returns the device's fixed-base scalar multiplication for
-// groth16.Setup (groth16.SetupFixedBase).
+// groth16.SetupR1CS (groth16.SetupFixedBase).
 func (b *Backend) FixedBase() groth16.FixedBase { return fixedBase{lib: b.lib, dev: b.cfg.Device} }
 
 type fixedBase struct {

@@ -9,11 +9,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
@@ -83,21 +80,19 @@ func TestFixedBase(t *testing.T) {
 	})
 }
 
-// TestSetupFixedBaseMatchesCPU runs groth16.Setup with the same seed on the
+// TestSetupFixedBaseMatchesCPU runs groth16.SetupR1CS with the same seed on the
 // CPU and with the device's fixed-base multiplications: every point of the
 // two proving keys must be equal.
 func TestSetupFixedBaseMatchesCPU(t *testing.T) {
 	lib, dev := gpu(t)
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: sized(3000, 300)})
-	require.NoError(t, err)
-	c, err := groth16.NewCircuit(ccs)
-	require.NoError(t, err)
+	sys := groth16test.ChainSystem(sized(3000, 300), 1, 2, 3)
 	seed := []byte("fixed-base")
-	cpu, err := groth16.Setup(context.Background(), c, groth16.SetupSeed(seed))
+	cpu, cpuD, err := groth16.SetupR1CS(context.Background(), sys, groth16.SetupSeed(seed))
 	require.NoError(t, err)
-	gpuKey, err := groth16.Setup(context.Background(), c, groth16.SetupSeed(seed),
+	gpuKey, gpuD, err := groth16.SetupR1CS(context.Background(), sys, groth16.SetupSeed(seed),
 		groth16.SetupFixedBase(fixedBase{lib: lib, dev: dev}))
 	require.NoError(t, err)
+	require.True(t, cpuD.Equal(gpuD))
 	require.Equal(t, cpu.VK, gpuKey.VK)
 	require.Equal(t, cpu.H, gpuKey.H)
 	require.Equal(t, cpu.L, gpuKey.L)

@@ -11,18 +11,17 @@ import (
 	"testing"
 	"weak"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
 type proveFixture struct {
 	n       int
+	sys     *r1cs.System // the chain's constraints (and one instance's values)
 	circuit *groth16.Circuit
 	pk      *groth16.ProvingKey
 	cpu     groth16.Key
@@ -36,7 +35,7 @@ type proveFixture struct {
 func (f *proveFixture) lagrange(t *testing.T) *groth16.ProvingKey {
 	t.Helper()
 	f.lagrangeOnce.Do(func() {
-		pk, err := groth16.Setup(context.Background(), f.circuit, groth16.SetupSeed([]byte("cuda-test")),
+		pk, _, err := groth16.SetupR1CS(context.Background(), f.sys, groth16.SetupSeed([]byte("cuda-test")),
 			groth16.SetupHForm(groth16.HCosetLagrange))
 		require.NoError(t, err)
 		f.pkLagrange = pk
@@ -56,31 +55,32 @@ func getProveFixture(t *testing.T) *proveFixture {
 	t.Helper()
 	gpu(t) // skip before the setup when there is no device
 	proveOnce.Do(func() {
-		ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: powChain})
+		ctx := context.Background()
+		sys := groth16test.ChainSystem(powChain, 1, 2, 3)
+		pk, d, err := groth16.SetupR1CS(ctx, sys, groth16.SetupSeed([]byte("cuda-test")))
 		require.NoError(t, err)
-		c, err := groth16.NewCircuit(ccs)
+		c, err := groth16.CircuitOf(ctx, sys)
 		require.NoError(t, err)
-		pk, err := groth16.Setup(context.Background(), c, groth16.SetupSeed([]byte("cuda-test")))
+		aAux, bIn, bAux := c.Densities()
+		require.True(t, d.Equal(&groth16.Densities{ADensityAux: aAux, BDensityInput: bIn, BDensityAux: bAux}))
+		cpu, err := groth16.NewCPUBackend().Load(ctx, pk)
 		require.NoError(t, err)
-		cpu, err := groth16.NewCPUBackend().Load(context.Background(), pk)
-		require.NoError(t, err)
-		proveFix = &proveFixture{n: powChain, circuit: c, pk: pk, cpu: cpu}
+		proveFix = &proveFixture{n: powChain, sys: sys, circuit: c, pk: pk, cpu: cpu}
 	})
 	require.NotNil(t, proveFix, "fixture setup failed earlier")
 	return proveFix
 }
 
-// witness solves the circuit for (x, w, z) and returns the instance and the
-// public inputs without the leading one.
+// witness synthesizes the chain for (x, w, z) (groth16.SynthesizeSystem)
+// and returns the instance and the public inputs without the leading one,
+// from the plain-arithmetic oracle (which the instance's inputs must equal).
 func (f *proveFixture) witness(t *testing.T, x, w, z uint64) (*groth16.Synthesized, []fr.Element) {
 	t.Helper()
-	full, err := frontend.NewWitness(groth16test.ChainAssignment(f.n, x, w, z), ecc.BLS12_381.ScalarField())
+	syn, err := groth16.SynthesizeSystem(groth16test.ChainSystem(f.n, x, w, z))
 	require.NoError(t, err)
-	pub, err := full.Public()
-	require.NoError(t, err)
-	syn, err := f.circuit.Solve(full)
-	require.NoError(t, err)
-	return syn, pub.Vector().(fr.Vector)
+	public := groth16test.ChainPublic(f.n, x, w, z)
+	require.Equal(t, public, syn.Input[1:])
+	return syn, public
 }
 
 func fixedRnd(r, s uint64) groth16.Randomness {

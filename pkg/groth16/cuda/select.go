@@ -59,7 +59,7 @@ func Select(mode string, cfg Config, cpuOpts ...groth16.CPUOption) (groth16.Back
 		d.Index, d.Name, d.TotalBytes>>20, libraryDescription(b)), nil
 }
 
-// SelectFixedBase returns the fixed-base multiplication for groth16.Setup in
+// SelectFixedBase returns the fixed-base multiplication for groth16.SetupR1CS in
 // mode (nil: the CPU) and a line saying which and why, like Select.
 func SelectFixedBase(mode string, cfg Config) (groth16.FixedBase, string, error) {
 	b, noGPU, err := pick(mode, cfg)

@@ -12,10 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/consensys/gnark-crypto/ecc"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/blake2b"
 
@@ -75,14 +72,14 @@ func TestDigest(t *testing.T) {
 }
 
 // smallKey is a real (seeded) Groth16 setup of a small circuit with every
-// query non-trivial, and the circuit.
+// query non-trivial (groth16test's chain of n steps), and the circuit.
 func smallKey(t *testing.T, n int) (*groth16.ProvingKey, *groth16.Circuit) {
 	t.Helper()
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, &groth16test.Chain{N: n})
+	ctx := context.Background()
+	sys := groth16test.ChainSystem(n, 1, 2, 3)
+	pk, _, err := groth16.SetupR1CS(ctx, sys, groth16.SetupSeed([]byte("ceremony tests")))
 	require.NoError(t, err)
-	c, err := groth16.NewCircuit(ccs)
-	require.NoError(t, err)
-	pk, err := groth16.Setup(context.Background(), c, groth16.SetupSeed([]byte("ceremony tests")))
+	c, err := groth16.CircuitOf(ctx, sys)
 	require.NoError(t, err)
 	return pk, c
 }

@@ -61,7 +61,7 @@ func (c *SetupConfig) validate() error {
 }
 
 // Setup compiles the partition circuit of shape s, runs the Groth16 setup on
-// it and writes the proving parameters and the verifying key. It returns the
+// it (Keys) and writes the proving parameters and the verifying key. It returns the
 // proving key it wrote. The output files are opened (as temporary files next
 // to their destinations) before the long work starts, so an unwritable
 // destination fails at once.
@@ -98,9 +98,9 @@ func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.Pr
 	if cfg.FixedBase != nil {
 		opts = append(opts, groth16.SetupFixedBase(cfg.FixedBase))
 	}
-	pk, err = groth16.Setup(ctx, c.Circuit(), opts...)
+	pk, err = c.Keys(ctx, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("circuit: setup %q: %w", s.Name, err)
+		return nil, err
 	}
 	const stage = "circuit: write parameters"
 	progress(stage, 0, 2)
@@ -112,7 +112,7 @@ func Setup(ctx context.Context, s *porep.Shape, cfg SetupConfig) (pk *groth16.Pr
 		return nil, fmt.Errorf("circuit: setup %q: write %s: %w", s.Name, cfg.VKPath, err)
 	}
 	if cfg.FingerprintPath != "" {
-		if err = c.WriteFingerprint(cfg.FingerprintPath); err != nil {
+		if err = c.WriteFingerprint(ctx, cfg.FingerprintPath); err != nil {
 			return nil, fmt.Errorf("circuit: setup %q: write %s: %w", s.Name, cfg.FingerprintPath, err)
 		}
 	}
@@ -133,7 +133,23 @@ func (c *Compiled) WriteParams(pk *groth16.ProvingKey, paramsPath, vkPath, finge
 	if err := groth16.WriteVerifyingKeyFile(vkPath, &pk.VK); err != nil {
 		return err
 	}
-	return c.WriteFingerprint(fingerprintPath)
+	return c.WriteFingerprint(context.Background(), fingerprintPath)
+}
+
+// Keys runs the Groth16 setup on the circuit (groth16.SetupR1CS on the
+// replayed template: bellperson's generator rules and layout) and returns
+// the proving key, after checking that the key's densities are the
+// circuit's (the prover's).
+func (c *Compiled) Keys(ctx context.Context, opts ...groth16.SetupOption) (*groth16.ProvingKey, error) {
+	pk, d, err := groth16.SetupR1CS(ctx, c.tmpl, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("circuit: setup %q: %w", c.shape.Name, err)
+	}
+	a, bi, b := c.circuit.Densities()
+	if !d.Equal(&groth16.Densities{ADensityAux: a, BDensityInput: bi, BDensityAux: b}) {
+		return nil, fmt.Errorf("circuit: setup %q: the key's densities differ from the circuit's", c.shape.Name)
+	}
+	return pk, nil
 }
 
 // removeFingerprint removes the fingerprint file at path ("" : none).

@@ -2,85 +2,78 @@ package circuit
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
-
-	"github.com/consensys/gnark/backend/witness"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/stacked"
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
-// TestSynthesizePerTemplate checks the per-template synthesis against gnark's
-// solver on the whole partition system (withWholeSolve), byte for byte:
-// Input, Aux, A, B, C and the densities, for every partition of sealed C1s
-// of shapes of one and of two challenges per partition, with the B
-// balancing (the default) and without. A tampered path element of the last
-// challenge is ErrUnsatisfied naming that challenge; a cancelled context
-// stops it.
-func TestSynthesizePerTemplate(t *testing.T) {
-	shapes := []string{proveShape, solveShape, "test-tiny"}
-	for i, shape := range shapes {
-		for _, keepB := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/keepB=%v", shape, keepB), func(t *testing.T) {
-				p := mustParams(t, shape)
-				var opts []Option
-				if keepB {
-					opts = append(opts, withKeepB())
-				}
-				c, err := Compile(p, opts...)
+// reference synthesizes partition k the slow, independent way: the whole
+// StackedCircuit recorded with values in an r1cs.System (every gadget on
+// its generic path, linear combinations built and evaluated one by one),
+// checked for satisfaction, and groth16's reference synthesis of it.
+func reference(t *testing.T, out *c1.Output, k int) *groth16.Synthesized {
+	t.Helper()
+	inst, err := stacked.FromC1(out, k)
+	require.NoError(t, err)
+	sys := r1cs.NewSystem(r1cs.WithValues())
+	require.NoError(t, inst.Synthesize(sys))
+	require.NoError(t, sys.Satisfied())
+	w, err := groth16.SynthesizeSystem(sys)
+	require.NoError(t, err)
+	return w
+}
+
+// requireSameSynthesis requires got to be want, field for field, with the
+// domain's capacity in A (partition k in the messages).
+func requireSameSynthesis(t *testing.T, want, got *groth16.Synthesized, k int) {
+	t.Helper()
+	require.Equal(t, want.NumConstraints, got.NumConstraints)
+	require.Equal(t, want.Input, got.Input, "partition %d input", k)
+	require.Equal(t, want.Aux, got.Aux, "partition %d aux", k)
+	require.Equal(t, want.A, got.A, "partition %d A", k)
+	require.Equal(t, want.B, got.B, "partition %d B", k)
+	require.Equal(t, want.C, got.C, "partition %d C", k)
+	require.Equal(t, cap(want.A), cap(got.A), "A has the domain's capacity")
+	require.Equal(t, want.ADensityAux, got.ADensityAux)
+	require.Equal(t, want.BDensityAux, got.BDensityAux)
+	require.Equal(t, want.BDensityInput, got.BDensityInput)
+}
+
+// TestSynthesizeMatchesReference: the fast synthesis (witness-only
+// generation per challenge, native SHA-256 and Poseidon values, the
+// template's evaluation) equals the whole circuit recorded with values and
+// evaluated term by term, for shapes of one and several challenges.
+func TestSynthesizeMatchesReference(t *testing.T) {
+	for i, shape := range []string{proveShape, solveShape} {
+		t.Run(shape, func(t *testing.T) {
+			c, err := ForShape(mustShape(t, shape))
+			require.NoError(t, err)
+			out := parseC1(t, sealedC1(t, shape, uint64(40+i)))
+			for k := range out.Shape.Partitions {
+				got, err := c.Synthesize(context.Background(), out, k)
 				require.NoError(t, err)
-				require.NotNil(t, c.templates)
-				if !keepB {
-					require.Positive(t, c.turned.count, "balanceB turned some constraints")
-				}
-				out := parseC1(t, sealedC1(t, shape, uint64(40+i)))
-				ctx := context.Background()
-				for k := range out.Shape.Partitions {
-					got, err := c.Synthesize(ctx, out, k)
-					require.NoError(t, err)
-					want, err := c.Synthesize(ctx, out, k, withWholeSolve())
-					require.NoError(t, err)
-					requireSameSynthesis(t, want, got, k)
-				}
-				if keepB {
-					return
-				}
-
-				cancelled, cancel := context.WithCancel(ctx)
-				cancel()
-				_, err = c.solveTemplates(cancelled, mustWitness(t, c, out, 0), 0, nil, nil)
-				require.ErrorIs(t, err, context.Canceled)
-
-				last := out.VanillaProofs.Partitions()[out.Shape.Partitions-1]
-				j := len(last) - 1
-				last[j].ReplicaColumnProofs.CX.InclusionProof.Data.Single.Path.Path[0].Hashes[0][5] ^= 1
-				_, err = c.Synthesize(ctx, out, out.Shape.Partitions-1)
-				require.ErrorIs(t, err, ErrUnsatisfied)
-				require.ErrorContains(t, err, fmt.Sprintf("challenge %d", j))
-				_, err = c.Synthesize(ctx, out, out.Shape.Partitions-1, withWholeSolve())
-				require.ErrorIs(t, err, ErrUnsatisfied, "the oracle agrees")
-			})
-		}
+				requireSameSynthesis(t, reference(t, out, k), got, k)
+			}
+		})
 	}
 }
 
-// TestSynthesizeIntoDirtyBuffers: partitions synthesized into one reused
-// set of buffers (WithBuffers) — filled with garbage first, then holding
-// the previous partition — equal fresh syntheses byte for byte (Input, Aux,
-// A, B, C, and the same capacity) and carry the value code of every value
-// (garbage codes overwritten), for shapes of one and of two challenges
-// per partition; the pool hands out the same memory every time; a failed
-// synthesis gives its set back; a Get waiting on a full pool honours the
-// context.
+// TestSynthesizeIntoDirtyBuffers: synthesized into a pooled set holding
+// garbage, partitions equal fresh syntheses (every element written, the
+// domain's capacity kept) and carry the value code of every value; the
+// pool hands out the same memory every time; a failed synthesis gives its
+// set back; a Get waiting on a full pool honours the context.
 func TestSynthesizeIntoDirtyBuffers(t *testing.T) {
-	for i, shape := range []string{proveShape, solveShape, "test-tiny"} {
+	for i, shape := range []string{proveShape, solveShape} {
 		t.Run(shape, func(t *testing.T) {
-			c, err := Compile(mustParams(t, shape))
+			c, err := Compile(mustShape(t, shape))
 			require.NoError(t, err)
 			out := parseC1(t, sealedC1(t, shape, uint64(60+i)))
 			ctx := context.Background()
@@ -137,47 +130,22 @@ func TestSynthesizeIntoDirtyBuffers(t *testing.T) {
 			require.Equal(t, 0, st.InUse)
 			require.Equal(t, int64(n+1), st.Reused)
 
-			// A pool of another circuit (here another compilation of the
-			// same shape) is refused.
-			if shape == proveShape {
-				other, err := Compile(mustParams(t, shape))
-				require.NoError(t, err)
-				_, err = c.Synthesize(ctx, parseC1(t, sealedC1(t, shape, 1)), 0, WithBuffers(other.NewBufferPool(1)))
-				require.ErrorContains(t, err, "another circuit")
-			}
+			// A pool of another circuit (another compilation of the same
+			// shape) is refused.
+			other, err := Compile(mustShape(t, shape))
+			require.NoError(t, err)
+			_, err = c.Synthesize(ctx, parseC1(t, sealedC1(t, shape, 1)), 0, WithBuffers(other.NewBufferPool(1)))
+			require.ErrorContains(t, err, "another circuit")
 		})
 	}
-}
-
-func mustWitness(t *testing.T, c *Compiled, out *c1.Output, k int) witness.Witness {
-	t.Helper()
-	w, err := c.Witness(out, k)
-	require.NoError(t, err)
-	return w
-}
-
-// requireSameSynthesis requires got to be want, field for field, with the
-// domain's capacity in A (partition k in the messages).
-func requireSameSynthesis(t *testing.T, want, got *groth16.Synthesized, k int) {
-	t.Helper()
-	require.Equal(t, want.NumConstraints, got.NumConstraints)
-	require.Equal(t, want.Input, got.Input, "partition %d input", k)
-	require.Equal(t, want.Aux, got.Aux, "partition %d aux", k)
-	require.Equal(t, want.A, got.A, "partition %d A", k)
-	require.Equal(t, want.B, got.B, "partition %d B", k)
-	require.Equal(t, want.C, got.C, "partition %d C", k)
-	require.Equal(t, cap(want.A), cap(got.A), "A has the domain's capacity")
-	require.Equal(t, want.ADensityAux, got.ADensityAux)
-	require.Equal(t, want.BDensityAux, got.BDensityAux)
-	require.Equal(t, want.BDensityInput, got.BDensityInput)
 }
 
 // TestSynthesizeWaitsForCores: with every core of the process's solve gate
 // taken, a synthesis waits for one; when its context ends there it returns
 // the context's error and gives its buffer set back; with the cores free
-// again, the next synthesis gives gnark's whole-system solution.
+// again, the next synthesis is the reference's.
 func TestSynthesizeWaitsForCores(t *testing.T) {
-	c, err := Compile(mustParams(t, solveShape))
+	c, err := Compile(mustShape(t, solveShape))
 	require.NoError(t, err)
 	out := parseC1(t, sealedC1(t, solveShape, 71))
 	ctx := context.Background()
@@ -196,7 +164,7 @@ func TestSynthesizeWaitsForCores(t *testing.T) {
 		}
 		errc <- err
 	}()
-	waitQueued(solves, 1) // the head's solve waits
+	waitQueued(solves, 1) // the head waits
 	require.Equal(t, 1, pool.Stats().InUse)
 	cancel()
 	require.ErrorIs(t, <-errc, context.Canceled)
@@ -204,10 +172,41 @@ func TestSynthesizeWaitsForCores(t *testing.T) {
 	for range held {
 		solves.release()
 	}
-	want, err := c.Synthesize(ctx, out, 0, withWholeSolve())
-	require.NoError(t, err)
 	got, err := c.Synthesize(ctx, out, 0, WithBuffers(pool))
 	require.NoError(t, err)
-	requireSameSynthesis(t, want, got, 0)
+	requireSameSynthesis(t, reference(t, out, 0), got, 0)
 	got.Release()
+}
+
+// TestSynthesizeConcurrently runs several syntheses of one compiled circuit
+// at once (a worker with several slots) and compares them with sequential
+// ones.
+func TestSynthesizeConcurrently(t *testing.T) {
+	s := mustShape(t, solveShape)
+	c, err := ForShape(s)
+	require.NoError(t, err)
+	out := parseC1(t, sealedC1(t, solveShape, 8))
+	ctx := context.Background()
+	want := make([]*groth16.Synthesized, s.Partitions)
+	for k := range want {
+		want[k], err = c.Synthesize(ctx, out, k)
+		require.NoError(t, err)
+	}
+	got := make([]*groth16.Synthesized, 2*s.Partitions)
+	errs := make([]error, len(got))
+	done := make(chan struct{})
+	for i := range got {
+		go func() {
+			got[i], errs[i] = c.Synthesize(ctx, out, i%s.Partitions)
+			done <- struct{}{}
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for i := range got {
+		require.NoError(t, errs[i])
+		k := i % s.Partitions
+		requireSameSynthesis(t, want[k], got[i], k)
+	}
 }

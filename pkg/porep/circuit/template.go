@@ -1,521 +1,351 @@
 package circuit
 
 import (
+	"context"
 	"fmt"
-	"math"
-	"reflect"
 	"runtime"
-	"slices"
-	"strconv"
-	"strings"
+	"sync"
 
-	"github.com/consensys/gnark-crypto/ecc"
-	"github.com/consensys/gnark/constraint"
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-	"github.com/consensys/gnark/frontend"
-	"github.com/consensys/gnark/frontend/cs/r1cs"
-	"github.com/consensys/gnark/frontend/schema"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
-// Compile does not run gnark's frontend on the whole partition circuit (at
-// 32 GiB that is 130 M constraints, ~15 minutes and ~50 GB of heap). A
-// partition is a head (what Define does before the challenge loop: the
-// replica_id bits and the comm_r check) followed by Challenges copies of one
-// gadget that differ only in the public inputs they read and the secret wires
-// they own. So Compile compiles the head and ONE challenge with gnark's
-// frontend, as two small templates, and assembles the partition's R1CS by
-// replaying their instructions with the wire ids renamed: the head once, the
-// challenge once per challenge.
-//
-// The renaming is monotone (it keeps the order of wire ids) and the replay
-// goes through gnark's System.AddInstruction in the order the frontend would
-// have added the same instructions, with internal wires allocated at the same
-// points. The assembled system is therefore the one the frontend compiles,
-// instruction for instruction: same calldata, coefficient table, wire
-// offsets, solver levels and wire names (TestAssembledEqualsFrontend checks
-// it field by field against compileFrontend).
-
-// headCircuit is the head template: the partition's public inputs and its
-// two secret roots (so its input wires are the partition's own), with
-// defineHead as Define.
-type headCircuit struct {
-	Public    []frontend.Variable `gnark:",public"`
-	CommC     frontend.Variable
-	CommRLast frontend.Variable
-
-	// replica is set by Define: what each SHA-order replica bit is.
-	replica []replicaBit `gnark:"-"`
+// Parts is a circuit made of a head and Challenges() challenges that are
+// the same sub-circuit: challenge i allocates as many inputs and aux
+// variables and enforces the same constraints as challenge 0, on its own
+// variables and the head's, never on another challenge's. rust-fil-proofs'
+// StackedCircuit is one (pkg/porep/stacked).
+type Parts interface {
+	Challenges() int
+	// Head synthesizes the head (ONE is allocated by the CS).
+	Head(cs r1cs.CS) error
+	// Challenge synthesizes challenge i, after Head on the same CS (or on
+	// a CS whose next variables are those challenge i starts at).
+	Challenge(cs r1cs.CS, i int) error
 }
 
-// replicaBit is one SHA-order bit of replica_id as the head produces it:
-// a constant (the top bit of the 32-byte encoding), or a wire. In the head
-// template wire is the head's wire id; in the challenge template it is the
-// index into challengeCircuit.Replica.
-type replicaBit struct {
-	constant frontend.Variable // non-nil: the bit is this constant
-	wire     uint32
+// Template is a partition circuit recorded once: its head and challenge 0.
+// The whole circuit is the head followed by n copies of the challenge, copy
+// i with its own variables shifted by i times the challenge's counts; the
+// template replays it without recording it (a 32 GiB partition's 130 M
+// constraints from the 7.2 M of one challenge).
+type Template struct {
+	sys *r1cs.System // head, then challenge 0
+
+	n                         int // challenges
+	headIn, headAux, headRows int
+	chalIn, chalAux, chalRows int
+
+	// The evaluation program: every stored term of the recording, its
+	// variable by class (absolute input, absolute aux, input or aux
+	// relative to its challenge's first) and its coefficient by kind.
+	prog []eterm
+	offs []uint32 // 3 per row + 1, into prog
 }
 
-// Define implements frontend.Circuit.
-func (h *headCircuit) Define(api frontend.API) error {
-	replica := defineHead(api, h.Public, h.CommC, h.CommRLast)
-	h.replica = make([]replicaBit, len(replica))
-	cmp := api.Compiler()
-	for k, b := range replica {
-		if _, ok := cmp.ConstantValue(b); ok {
-			h.replica[k].constant = b
-			continue
-		}
-		// The full circuit's challenges see these bits marked boolean (by
-		// the decomposition's booleanity constraints), so they add no
-		// constraint of their own for them; the challenge template marks
-		// its replica inputs likewise. Refuse a head for which that is not
-		// true.
-		if !cmp.IsBoolean(b) {
-			return fmt.Errorf("replica bit %d is not marked boolean by the head", k)
-		}
-		le, ok := cmp.ToCanonicalVariable(b).(constraint.LinearExpression)
-		if !ok || len(le) != 1 || le[0].CoeffID() != constraint.CoeffIdOne || le[0].IsConstant() {
-			return fmt.Errorf("replica bit %d is %v, want a single wire", k, le)
-		}
-		h.replica[k].wire = le[0].VID
-	}
-	return nil
-}
-
-// challengeCircuit is the challenge template: challenge 0 of a partition
-// whose inputs are everything a challenge reads from outside it, laid out so
-// that their order matches the order of the wires they stand for in the
-// partition (public inputs, then comm_c and comm_r_last, then the
-// challenge's own witness, then the head's replica bits, which are internal
-// wires of the partition).
-type challengeCircuit struct {
-	// Public are the partition's first three inputs (replica_id, comm_d,
-	// comm_r) and one challenge's block: the public inputs of a partition of
-	// one challenge.
-	Public    []frontend.Variable `gnark:",public"`
-	CommC     frontend.Variable
-	CommRLast frontend.Variable
-	Challenge challengeWitness
-	// Replica holds the head's replica bit wires, in increasing wire order.
-	Replica []frontend.Variable
-
-	params  Params       `gnark:"-"`
-	replica []replicaBit `gnark:"-"` // SHA-order bit → constant or index into Replica
-}
-
-// Define implements frontend.Circuit.
-func (c *challengeCircuit) Define(api frontend.API) error {
-	for _, v := range c.Replica {
-		api.Compiler().MarkBoolean(v)
-	}
-	bits := make([]frontend.Variable, len(c.replica))
-	for k, b := range c.replica {
-		if b.constant != nil {
-			bits[k] = b.constant
-		} else {
-			bits[k] = c.Replica[b.wire]
-		}
-	}
-	defineChallenge(api, c.params, 0, c.Public, c.CommC, c.CommRLast, &c.Challenge, bits)
-	return nil
-}
-
-// compileR1CS runs gnark's frontend on a circuit.
-func compileR1CS(name string, c frontend.Circuit) (*cs.R1CS, error) {
-	ccs, err := frontend.Compile(ecc.BLS12_381.ScalarField(), r1cs.NewBuilder, c, frontend.IgnoreUnconstrainedInputs())
-	if err != nil {
-		return nil, fmt.Errorf("circuit: compile %s: %w", name, err)
-	}
-	r, ok := ccs.(*cs.R1CS)
-	if !ok {
-		return nil, fmt.Errorf("circuit: compile %s: got %T, want a BLS12-381 R1CS", name, ccs)
-	}
-	return r, nil
-}
-
-// compileFrontend compiles the whole partition circuit of p with gnark's
-// frontend: the reference Compile's assembly is tested against.
-func compileFrontend(p Params) (*cs.R1CS, error) {
-	return compileR1CS(fmt.Sprintf("%q", p.Name), newPartitionCircuit(p))
-}
-
-// template is a compiled template ready for replay into a partition system.
-type template struct {
-	name string
-	sys  *cs.R1CS
-	nIn  int      // its input wires: public and secret
-	kind []uint8  // per blueprint: kindR1C or kindHint
-	cid  []uint32 // its coefficient ids → the partition's
+// eterm is one term of the evaluation program: idx into its class's base,
+// meta = coefficient kind (bits 0–1) | variable class (bits 2–3) |
+// coefficient index << 4.
+type eterm struct {
+	idx  uint32
+	meta uint32
 }
 
 const (
-	kindR1C = iota
-	kindHint
+	kindOne      = 0
+	kindMinusOne = 1
+	kindOther    = 2
+
+	classInput     = 0 // an input of the head (ONE included), absolute
+	classAux       = 1 // an aux of the head, absolute
+	classChalInput = 2 // an input of the challenge, from its first
+	classChalAux   = 3 // an aux of the challenge, from its first
 )
 
-// newTemplate checks that a compiled template holds only what the replay
-// handles (generic R1Cs and hints; no commitments, GKR, logs or debug info)
-// and interns its coefficients into dst.
-func newTemplate(name string, sys *cs.R1CS, dst *cs.R1CS) (*template, error) {
-	t := &template{name: name, sys: sys, nIn: sys.GetNbPublicVariables() + sys.GetNbSecretVariables()}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("circuit: template %s: %s: assembly does not handle it", name, fmt.Sprintf(format, a...))
+// Record synthesizes the head and challenge 0 of p into a System (made
+// with opts) and returns the template.
+func Record(p Parts, opts ...r1cs.SystemOption) (*Template, error) {
+	n := p.Challenges()
+	if n < 1 {
+		return nil, fmt.Errorf("circuit: a circuit with %d challenges", n)
 	}
-	for i, b := range sys.Blueprints {
-		switch b.(type) {
-		case *constraint.BlueprintGenericR1C:
-			t.kind = append(t.kind, kindR1C)
-		case *constraint.BlueprintGenericHint:
-			t.kind = append(t.kind, kindHint)
-		default:
-			return nil, bad("blueprint %d is %T", i, b)
-		}
+	sys := r1cs.NewSystem(opts...)
+	if err := p.Head(sys); err != nil {
+		return nil, fmt.Errorf("circuit: recording the head: %w", err)
 	}
-	switch {
-	case len(sys.CommitmentInfo.CommitmentIndexes()) > 0:
-		return nil, bad("it has %d commitments", len(sys.CommitmentInfo.CommitmentIndexes()))
-	case sys.GkrInfo.Is():
-		return nil, bad("it has a GKR sub-circuit")
-	case len(sys.Logs) > 0:
-		return nil, bad("it has %d Println logs", len(sys.Logs))
-	case len(sys.DebugInfo) > 0 || len(sys.MDebug) > 0:
-		return nil, bad("it has debug info (built with the debug tag?)")
+	t := &Template{sys: sys, n: n, headIn: sys.NumInputs(), headAux: sys.NumAux(), headRows: sys.NumConstraints()}
+	if err := p.Challenge(sys, 0); err != nil {
+		return nil, fmt.Errorf("circuit: recording challenge 0: %w", err)
 	}
-	for id, hname := range sys.MHintsDependencies {
-		if have, ok := dst.MHintsDependencies[id]; ok && have != hname {
-			return nil, fmt.Errorf("circuit: template %s: hint %d is %s here and %s in the partition", name, id, hname, have)
-		}
-		dst.MHintsDependencies[id] = hname
-	}
-	// In table order, so that the partition's table is the frontend's: the
-	// head's coefficients, then those a challenge adds, in order of first use.
-	t.cid = make([]uint32, len(sys.Coefficients))
-	for k := range sys.Coefficients {
-		t.cid[k] = dst.AddCoeff(sys.GetCoefficient(k))
+	t.chalIn = sys.NumInputs() - t.headIn
+	t.chalAux = sys.NumAux() - t.headAux
+	t.chalRows = sys.NumConstraints() - t.headRows
+	if err := t.compile(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
-// replayer appends templates to a partition system.
-type replayer struct {
-	dst         *cs.R1CS
-	bR1C, bHint constraint.BlueprintID
-	r1cBP       constraint.BlueprintR1C
-	hintBP      constraint.BlueprintHint
-
-	r1c  constraint.R1C
-	hint constraint.HintMapping
-	buf  []uint32
-}
-
-func newReplayer(dst *cs.R1CS) (*replayer, error) {
-	rp := &replayer{dst: dst}
-	found := 0
-	for i, b := range dst.Blueprints {
-		switch b := b.(type) {
-		case *constraint.BlueprintGenericR1C:
-			rp.bR1C, rp.r1cBP = constraint.BlueprintID(i), b
-			found |= 1
-		case *constraint.BlueprintGenericHint:
-			rp.bHint, rp.hintBP = constraint.BlueprintID(i), b
-			found |= 2
-		}
+func (t *Template) compile() error {
+	coeffs := t.sys.Coeffs()
+	rows := t.sys.NumConstraints()
+	if uint64(t.sys.NumTerms()) >= 1<<32 {
+		return fmt.Errorf("circuit: template of %d terms too large", t.sys.NumTerms())
 	}
-	if found != 3 {
-		return nil, fmt.Errorf("circuit: assembly: the partition system lacks the generic R1C or hint blueprint")
-	}
-	return rp, nil
-}
-
-// templateUse is where one replay of a template lies in the partition
-// system: what Synthesize needs to solve the template on its own in the
-// partition's vectors (solve.go).
-type templateUse struct {
-	in    []uint32 // template input wire k → partition wire (in[0] is the constant one)
-	wire0 uint32   // partition id of the template's first internal wire
-	cons0 int      // partition index of the template's first constraint
-}
-
-// replayed is what assemble keeps of its templates for Synthesize: each
-// template's solver (over its own compiled system) and its uses, in replay
-// order.
-type replayed struct {
-	head, chal *templateSolver
-	headUse    templateUse
-	chalUses   []templateUse // one per challenge
-}
-
-// replay appends one use of t: its input wire k becomes in[k], its internal
-// wire k the partition's next internal wire (allocated contiguously, at the
-// points where the template allocated them), its coefficients are t.cid's.
-// It returns where the use lies (with a copy of in).
-func (rp *replayer) replay(t *template, in []uint32) (templateUse, error) {
-	dst := rp.dst
-	if len(in) != t.nIn {
-		return templateUse{}, fmt.Errorf("circuit: assembly: template %s has %d input wires, %d mapped", t.name, t.nIn, len(in))
-	}
-	nIn := uint32(t.nIn)
-	base := uint32(dst.GetNbPublicVariables() + dst.GetNbSecretVariables() + dst.GetNbInternalVariables())
-	allocated := uint32(0) // internal wires of this use so far
-	var bad error
-	wire := func(v uint32) uint32 {
-		switch {
-		case v < nIn:
-			return in[v]
-		case v == math.MaxUint32: // a constant (hint inputs)
-			return v
-		case v-nIn >= allocated:
-			if bad == nil {
-				bad = fmt.Errorf("circuit: assembly: template %s refers to wire %d before it exists", t.name, v)
+	t.prog = make([]eterm, 0, t.sys.NumTerms())
+	t.offs = make([]uint32, 0, 3*rows+1)
+	t.offs = append(t.offs, 0)
+	one := fr.One()
+	var minusOne fr.Element
+	minusOne.Neg(&one)
+	for j := range rows {
+		a, b, c := t.sys.Row(j)
+		inChal := j >= t.headRows
+		for _, lc := range [3][]r1cs.STerm{a, b, c} {
+			for _, x := range lc {
+				kind := uint32(kindOther)
+				switch {
+				case coeffs[x.K].Equal(&one):
+					kind = kindOne
+				case coeffs[x.K].Equal(&minusOne):
+					kind = kindMinusOne
+				}
+				idx, class := x.V.Index(), uint32(classAux)
+				if x.V.IsInput() {
+					class = classInput
+				}
+				if class == classInput && idx >= t.headIn {
+					if !inChal {
+						return fmt.Errorf("circuit: head constraint %d uses %v, allocated by a challenge", j, x.V)
+					}
+					class, idx = classChalInput, idx-t.headIn
+				} else if class == classAux && idx >= t.headAux {
+					if !inChal {
+						return fmt.Errorf("circuit: head constraint %d uses %v, allocated by a challenge", j, x.V)
+					}
+					class, idx = classChalAux, idx-t.headAux
+				}
+				t.prog = append(t.prog, eterm{idx: uint32(idx), meta: kind | class<<2 | x.K<<4})
 			}
-			return v
-		}
-		return base + (v - nIn)
-	}
-	terms := func(le constraint.LinearExpression) {
-		for i := range le {
-			le[i].CID = t.cid[le[i].CID]
-			le[i].VID = wire(le[i].VID)
+			t.offs = append(t.offs, uint32(len(t.prog)))
 		}
 	}
-	nc := dst.GetNbConstraints()
-	use := templateUse{in: slices.Clone(in), wire0: base, cons0: nc}
-	src := &t.sys.System
-	for _, pi := range src.Instructions {
-		for want := pi.WireOffset - nIn; allocated < want; allocated++ {
-			dst.AddInternalVariable()
-		}
-		inst := pi.Unpack(src)
-		rp.buf = rp.buf[:0]
-		var bID constraint.BlueprintID
-		switch t.kind[pi.BlueprintID] {
-		case kindR1C:
-			rp.r1cBP.DecompressR1C(&rp.r1c, inst)
-			terms(rp.r1c.L)
-			terms(rp.r1c.R)
-			terms(rp.r1c.O)
-			rp.r1cBP.CompressR1C(&rp.r1c, &rp.buf)
-			bID = rp.bR1C
-		case kindHint:
-			rp.hintBP.DecompressHint(&rp.hint, inst)
-			for _, le := range rp.hint.Inputs {
-				terms(le)
-			}
-			out := &rp.hint.OutputRange
-			if out.Start < nIn || out.End > pi.WireOffset || out.Start > out.End {
-				return templateUse{}, fmt.Errorf("circuit: assembly: template %s: hint outputs %d..%d are not internal wires allocated before it", t.name, out.Start, out.End)
-			}
-			out.Start, out.End = base+(out.Start-nIn), base+(out.End-nIn)
-			rp.hintBP.CompressHint(rp.hint, &rp.buf)
-			bID = rp.bHint
-		}
-		if bad != nil {
-			return templateUse{}, bad
-		}
-		dst.AddInstruction(bID, rp.buf)
-	}
-	for ; allocated < uint32(src.NbInternalVariables); allocated++ {
-		dst.AddInternalVariable()
-	}
-	if got := dst.GetNbConstraints() - nc; got != src.NbConstraints {
-		return templateUse{}, fmt.Errorf("circuit: assembly: template %s added %d constraints, it has %d", t.name, got, src.NbConstraints)
-	}
-	return use, nil
+	return nil
 }
 
-// inputNames returns the names gnark gives the public and secret inputs of
-// a circuit, in its order (frontend.Compile and frontend.NewWitness walk the
-// struct the same way).
-func inputNames(c frontend.Circuit) (public, secret []string, err error) {
-	tVariable := reflect.TypeOf((*frontend.Variable)(nil)).Elem()
-	_, err = schema.Walk(ecc.BLS12_381.ScalarField(), c, tVariable, func(f schema.LeafInfo, _ reflect.Value) error {
-		switch f.Visibility {
-		case schema.Public:
-			public = append(public, f.FullName())
-		case schema.Secret:
-			secret = append(secret, f.FullName())
-		}
-		return nil
-	})
-	return public, secret, err
+// NumInputs is the partition's inputs, ONE included.
+func (t *Template) NumInputs() int { return t.headIn + t.n*t.chalIn }
+
+// NumAux is the partition's aux variables.
+func (t *Template) NumAux() int { return t.headAux + t.n*t.chalAux }
+
+// NumConstraints is the partition's own constraints (without Groth16's
+// input rows).
+func (t *Template) NumConstraints() int { return t.headRows + t.n*t.chalRows }
+
+// Challenges is the number of challenges.
+func (t *Template) Challenges() int { return t.n }
+
+// ChallengeStart returns where challenge i's inputs, aux variables and
+// constraints start.
+func (t *Template) ChallengeStart(i int) (input, aux, row int) {
+	return t.headIn + i*t.chalIn, t.headAux + i*t.chalAux, t.headRows + i*t.chalRows
 }
 
-// assemble builds the partition R1CS of p from its head and challenge
-// templates. It reports progress(1) when the templates are compiled and
-// progress(2+j) when challenge j is assembled. It also returns the templates
-// and their uses, for Synthesize.
-func assemble(p Params, progress func(done int)) (*cs.R1CS, *replayed, error) {
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("circuit: assemble %q: %s", p.Name, fmt.Sprintf(format, a...))
-	}
-	pubNames, secNames, err := inputNames(newPartitionCircuit(p))
-	if err != nil {
-		return nil, nil, bad("%v", err)
-	}
-	nPub := 1 + len(pubNames) // with the constant one
-	nSec := len(secNames)
+// Head returns the head's counts.
+func (t *Template) Head() (inputs, aux, rows int) { return t.headIn, t.headAux, t.headRows }
 
-	// The head: its inputs are the partition's public inputs and comm_c,
-	// comm_r_last, at the same wire ids as in the partition.
-	head := &headCircuit{Public: make([]frontend.Variable, p.NumPublic())}
-	hs, err := compileR1CS(fmt.Sprintf("%q head", p.Name), head)
-	if err != nil {
-		return nil, nil, err
+// Challenge returns one challenge's counts.
+func (t *Template) Challenge() (inputs, aux, rows int) { return t.chalIn, t.chalAux, t.chalRows }
+
+// Recording is the recorded head and challenge 0.
+func (t *Template) Recording() *r1cs.System { return t.sys }
+
+// Row returns constraint j of the partition as stored terms of the
+// recording's coefficient table, its variables shifted to the partition's
+// numbering; dst's storage is reused.
+func (t *Template) Row(j int, dst *[3][]r1cs.STerm) {
+	r, i := j, -1
+	if j >= t.headRows {
+		i = (j - t.headRows) / t.chalRows
+		r = t.headRows + (j-t.headRows)%t.chalRows
 	}
-	if hs.GetNbPublicVariables() != nPub || !slices.Equal(hs.Public[1:], pubNames) || !slices.Equal(hs.Secret, secNames[:2]) {
-		return nil, nil, bad("head inputs %v %v do not open the partition's", hs.Public, hs.Secret)
-	}
-	headIn := uint32(nPub + 2)
-	// The replica bits are head wires: in the challenge template they are
-	// inputs declared in increasing wire order, after the challenge's own
-	// witness, as in the partition (head internal wires follow all secret
-	// inputs).
-	var rwires []uint32
-	for _, b := range head.replica {
-		if b.constant == nil {
-			if b.wire < headIn {
-				return nil, nil, bad("replica bit is input wire %d of the head, want an internal wire", b.wire)
+	a, b, c := t.sys.Row(r)
+	for k, lc := range [3][]r1cs.STerm{a, b, c} {
+		dst[k] = dst[k][:0]
+		for _, x := range lc {
+			if i > 0 {
+				x.V = t.shift(x.V, i)
 			}
-			rwires = append(rwires, b.wire)
+			dst[k] = append(dst[k], x)
 		}
 	}
-	slices.Sort(rwires)
-	rwires = slices.Compact(rwires)
-	chal := &challengeCircuit{
-		Public:    make([]frontend.Variable, inFirst+p.InputsPerChallenge()),
-		Challenge: newChallengeWitness(p),
-		Replica:   make([]frontend.Variable, len(rwires)),
-		params:    p,
-		replica:   make([]replicaBit, len(head.replica)),
+}
+
+// shift moves a variable of challenge 0 to challenge i.
+func (t *Template) shift(v r1cs.Variable, i int) r1cs.Variable {
+	if v.IsInput() {
+		if v.Index() >= t.headIn {
+			return r1cs.Input(v.Index() + i*t.chalIn)
+		}
+		return v
 	}
-	for k, b := range head.replica {
-		chal.replica[k] = b
-		if b.constant == nil {
-			i, _ := slices.BinarySearch(rwires, b.wire)
-			chal.replica[k].wire = uint32(i)
+	if v.Index() >= t.headAux {
+		return r1cs.Aux(v.Index() + i*t.chalAux)
+	}
+	return v
+}
+
+// Hash is the partition's bellpepper TestConstraintSystem hash, over every
+// constraint replayed: blocks of rows are encoded on every core and hashed
+// in order (a 32 GiB partition streams ~30 GB through blake2s). progress,
+// if not nil, gets the rows done so far now and then.
+func (t *Template) Hash(ctx context.Context, progress func(done, total int)) ([32]byte, error) {
+	total := t.NumConstraints()
+	x := r1cs.NewHasher(t.NumInputs(), t.NumAux(), total, t.sys.Coeffs())
+	const block = 1 << 14
+	nb := (total + block - 1) / block
+	nw := workers()
+	results := make([]chan []byte, nb)
+	for i := range results {
+		results[i] = make(chan []byte, 1)
+	}
+	window := make(chan struct{}, 2*nw) // blocks encoded and not yet hashed
+	var pool sync.Pool
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range nw {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var row [3][]r1cs.STerm
+				for i := range next {
+					buf, _ := pool.Get().([]byte)
+					buf = buf[:0]
+					for j := i * block; j < min(total, (i+1)*block); j++ {
+						t.Row(j, &row)
+						buf = x.AppendRow(buf, row[0], row[1], row[2])
+					}
+					results[i] <- buf
+				}
+			}()
+		}
+	dispatch:
+		for i := range nb {
+			select {
+			case window <- struct{}{}:
+			case <-stop:
+				break dispatch
+			}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}()
+	for i := range nb {
+		var buf []byte
+		select {
+		case buf = <-results[i]:
+		case <-ctx.Done():
+			return [32]byte{}, ctx.Err()
+		}
+		x.Write(buf, min(total, (i+1)*block)-i*block)
+		pool.Put(buf[:0]) //nolint:staticcheck // a slice header is fine here
+		<-window
+		if progress != nil && i%64 == 0 {
+			progress(i*block, total)
 		}
 	}
-	ct, err := compileR1CS(fmt.Sprintf("%q challenge", p.Name), chal)
-	if err != nil {
-		return nil, nil, err
+	if progress != nil {
+		progress(total, total)
 	}
-	nPubT := ct.GetNbPublicVariables()
-	perChallenge := ct.GetNbSecretVariables() - 2 - len(rwires)
-	if nPubT != 1+len(chal.Public) || nSec != 2+p.Challenges*perChallenge {
-		return nil, nil, bad("challenge template has %d public and %d secret inputs; the partition %d secret inputs for %d challenges",
-			nPubT, ct.GetNbSecretVariables(), nSec, p.Challenges)
+	return x.Sum(), nil
+}
+
+// Terms calls f for every term of matrix m (0 = A, 1 = B, 2 = C) of every
+// constraint in order, variables in the partition's numbering, and stops
+// at f's first error (groth16.R1CS).
+func (t *Template) Terms(m int, f func(row int, v r1cs.Variable, c *fr.Element) error) error {
+	if m < 0 || m > 2 {
+		return fmt.Errorf("circuit: matrix %d (want 0, 1 or 2)", m)
 	}
-	// The partition's secret inputs are comm_c, comm_r_last, then challenge
-	// j's witness at 2 + j·perChallenge, in the template's order (checked by
-	// name: gnark names Challenges[j].X "Challenges_j_X").
-	for j := range p.Challenges {
-		for s := range perChallenge {
-			want := "Challenges_" + strconv.Itoa(j) + "_" + strings.TrimPrefix(ct.Secret[2+s], "Challenge_")
-			if got := secNames[2+j*perChallenge+s]; got != want {
-				return nil, nil, bad("secret input %d is %s, the challenge template puts %s there", 2+j*perChallenge+s, got, want)
+	coeffs := t.sys.Coeffs()
+	var row [3][]r1cs.STerm
+	for j := range t.NumConstraints() {
+		t.Row(j, &row)
+		for _, x := range row[m] {
+			if err := f(j, x.V, &coeffs[x.K]); err != nil {
+				return err
 			}
 		}
 	}
-
-	// The partition system, pre-sized exactly for its instructions and
-	// calldata. (gnark sizes its per-wire level table and its coefficient
-	// map together with these from NewR1CS's one capacity; a coefficient map
-	// of capacity/10 entries would cost far more than the few thousand
-	// coefficients need, so those grow on demand.)
-	dst := cs.NewR1CS(0)
-	dst.Instructions = make([]constraint.PackedInstruction, 0, len(hs.Instructions)+p.Challenges*len(ct.Instructions))
-	dst.CallData = make([]uint32, 0, len(hs.CallData)+p.Challenges*len(ct.CallData))
-	dst.AddPublicVariable("1")
-	for _, n := range pubNames {
-		dst.AddPublicVariable(n)
-	}
-	for _, n := range secNames {
-		dst.AddSecretVariable(n)
-	}
-	dst.AddBlueprint(&constraint.BlueprintGenericR1C{})
-	rp, err := newReplayer(dst)
-	if err != nil {
-		return nil, nil, err
-	}
-	ht, err := newTemplate("head", hs, dst)
-	if err != nil {
-		return nil, nil, err
-	}
-	tt, err := newTemplate("challenge", ct, dst)
-	if err != nil {
-		return nil, nil, err
-	}
-
-	progress(1)
-
-	in := make([]uint32, ht.nIn)
-	for w := range in {
-		in[w] = uint32(w)
-	}
-	headBase := uint32(nPub + nSec) // the head's internal wires come first
-	rep := &replayed{chalUses: make([]templateUse, p.Challenges)}
-	if rep.head, err = newTemplateSolver(ht); err != nil {
-		return nil, nil, err
-	}
-	if rep.chal, err = newTemplateSolver(tt); err != nil {
-		return nil, nil, err
-	}
-	if rep.headUse, err = rp.replay(ht, in); err != nil {
-		return nil, nil, err
-	}
-	in = make([]uint32, tt.nIn)
-	for j := range p.Challenges {
-		k := 0
-		put := func(w uint32) { in[k] = w; k++ }
-		put(0) // the constant one
-		for i := range inFirst {
-			put(uint32(1 + i))
-		}
-		for i := range p.InputsPerChallenge() {
-			put(uint32(1 + p.challengeBase(j) + i))
-		}
-		put(uint32(nPub))     // comm_c
-		put(uint32(nPub + 1)) // comm_r_last
-		for s := range perChallenge {
-			put(uint32(nPub + 2 + j*perChallenge + s))
-		}
-		for _, w := range rwires {
-			put(headBase + (w - headIn))
-		}
-		first := uint32(len(dst.Instructions))
-		if rep.chalUses[j], err = rp.replay(tt, in); err != nil {
-			return nil, nil, err
-		}
-		if j == 0 {
-			growLevels(dst, first, p.Challenges-1)
-		}
-		// The replay's garbage (gnark's per-instruction scratch, the
-		// per-wire level table's regrowth) would otherwise pile up to the
-		// GC's target of twice the live heap; with the system tens of GB at
-		// 32 GiB, collecting per challenge keeps the peak near the system's
-		// own size (test-tiny*18: 169 → 130 B per constraint) and costs
-		// little, as the system's big slices hold no pointers to mark.
-		runtime.GC()
-		progress(2 + j)
-	}
-	if got, want := dst.GetNbInternalVariables(), hs.NbInternalVariables+p.Challenges*ct.NbInternalVariables; got != want {
-		return nil, nil, bad("%d internal wires, want %d", got, want)
-	}
-	return dst, rep, nil
+	return nil
 }
 
-// growLevels reserves, in every solver level of dst, room for n more
-// challenges laid out like the one whose instructions start at first (the
-// last one added). A challenge's instructions depend on nothing outside it
-// but inputs and the head's replica bits, so every challenge puts the same
-// number of instructions into each level; without this the levels grow by
-// appending, which at 32 GiB is a good part of the replay's time.
-func growLevels(dst *cs.R1CS, first uint32, n int) {
-	for l, ids := range dst.Levels {
-		i, _ := slices.BinarySearch(ids, first) // instruction ids are appended in order
-		if k := len(ids) - i; k > 0 {
-			dst.Levels[l] = slices.Grow(ids, n*k)
+// Densities are the variables bellperson's prover marks: an aux variable
+// in some A combination, an input or aux variable in some B combination,
+// with a non-zero coefficient (bellperson's eval_with_trackers skips a
+// term whose coefficient cancelled to zero). Every input is in A through
+// its input row.
+type Densities struct {
+	AAux, BInput, BAux []bool
+}
+
+// Densities computes the partition's densities.
+func (t *Template) Densities() Densities {
+	d := Densities{AAux: make([]bool, t.NumAux()), BInput: make([]bool, t.NumInputs()), BAux: make([]bool, t.NumAux())}
+	var wg sync.WaitGroup
+	for m, marks := range [2]struct{ in, aux []bool }{{nil, d.AAux}, {d.BInput, d.BAux}} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.mark(m, marks.in, marks.aux)
+		}()
+	}
+	wg.Wait()
+	return d
+}
+
+func (t *Template) mark(m int, in, aux []bool) {
+	rows := t.sys.NumConstraints()
+	coeffs := t.sys.Coeffs()
+	for j := range rows {
+		a, b, _ := t.sys.Row(j)
+		lc := a
+		if m == 1 {
+			lc = b
+		}
+		for _, x := range lc {
+			if coeffs[x.K].IsZero() {
+				continue
+			}
+			if x.V.IsInput() {
+				if in == nil {
+					continue
+				}
+				if j < t.headRows || x.V.Index() < t.headIn {
+					in[x.V.Index()] = true
+					continue
+				}
+				for i := range t.n {
+					in[x.V.Index()+i*t.chalIn] = true
+				}
+				continue
+			}
+			if j < t.headRows || x.V.Index() < t.headAux {
+				aux[x.V.Index()] = true
+				continue
+			}
+			for i := range t.n {
+				aux[x.V.Index()+i*t.chalAux] = true
+			}
 		}
 	}
 }
+
+// workers is GOMAXPROCS.
+func workers() int { return runtime.GOMAXPROCS(0) }

@@ -2,177 +2,206 @@ package circuit
 
 import (
 	"context"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"reflect"
+	"errors"
+	"math/rand/v2"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
-	cs "github.com/consensys/gnark/constraint/bls12-381"
-
-	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
-func withFrontend() Option { return func(o *options) { o.frontend = true } }
-func withKeepB() Option    { return func(o *options) { o.keepB = true } }
-
-// TestAssembledEqualsFrontend checks that the partition system Compile
-// assembles from its two templates is the one gnark's frontend compiles from
-// the whole circuit: the same instructions, calldata (wire ids and
-// coefficient ids), coefficient table, wire counts and names, hint
-// registrations and solver levels (so it solves as parallel as the
-// frontend's), before and after balanceB.
-func TestAssembledEqualsFrontend(t *testing.T) {
-	shapes := []Params{
-		mustParams(t, proveShape),
-		// Base, sub and top tree levels, 3 layers, 2 DRG and 1 expander
-		// parents, 3 challenges.
-		{Name: "assembly-check", Nodes: 8, Layers: 3, DRGDegree: 2, ExpDegree: 1, LabelParents: 3, Challenges: 3,
-			Tree: TreeArity{Base: 2, Sub: 2, Top: 2}},
-	}
-	if !testing.Short() {
-		shapes = append(shapes, mustParams(t, solveShape))
-	}
-	for _, p := range shapes {
-		t.Run(p.Name, func(t *testing.T) {
-			var stages []int64
-			asm, err := Compile(p, withKeepB(), WithProgress(func(stage string, done, total int64) {
-				require.Equal(t, "circuit: compile "+p.Name, stage)
-				require.Equal(t, int64(p.Challenges+2), total)
-				stages = append(stages, done)
-			}))
-			require.NoError(t, err)
-			require.Len(t, stages, p.Challenges+3, "start, templates, every challenge, end")
-			fe, err := Compile(p, withKeepB(), withFrontend())
-			require.NoError(t, err)
-			requireSameSystem(t, fe.Circuit().R1CS(), asm.Circuit().R1CS())
-
-			// balanceB is a function of the system: applied to equal
-			// systems it turns the same constraints.
-			require.Equal(t, balanceB(fe.Circuit().R1CS()), balanceB(asm.Circuit().R1CS()))
-			requireSameSystem(t, fe.Circuit().R1CS(), asm.Circuit().R1CS())
-			balanced, err := Compile(p)
-			require.NoError(t, err)
-			feBalanced, err := Compile(p, withFrontend())
-			require.NoError(t, err)
-			require.Equal(t, feBalanced.Stats(), balanced.Stats())
-			requireSameSystem(t, feBalanced.Circuit().R1CS(), balanced.Circuit().R1CS())
-			t.Logf("%+v", balanced.Stats())
-		})
-	}
+// toy is a circuit of Parts' form: a head with inputs and aux, and
+// challenges that use the head's variables and their own, with
+// coefficients of every kind (1, −1, others) and a cancelled term.
+type toy struct {
+	n    int
+	seed uint64
+	head []r1cs.Variable
+	hv   []fr.Element
 }
 
-// requireSameSystem compares every field of two systems that the solver,
-// the Groth16 setup and the prover read.
-func requireSameSystem(t *testing.T, want, got *cs.R1CS) {
-	t.Helper()
-	require.Equal(t, want.Public, got.Public, "public inputs")
-	require.Equal(t, want.Secret, got.Secret, "secret inputs")
-	require.Equal(t, want.NbInternalVariables, got.NbInternalVariables, "internal wires")
-	require.Equal(t, want.NbConstraints, got.NbConstraints, "constraints")
-	require.Equal(t, len(want.Blueprints), len(got.Blueprints), "blueprints")
-	for i := range want.Blueprints {
-		require.Equal(t, reflect.TypeOf(want.Blueprints[i]), reflect.TypeOf(got.Blueprints[i]), "blueprint %d", i)
+func (c *toy) Challenges() int { return c.n }
+
+func (c *toy) val(i, k int) fr.Element {
+	var e fr.Element
+	e.SetUint64(c.seed*1000 + uint64(i)*37 + uint64(k)*11 + 3)
+	return e
+}
+
+func (c *toy) Head(cs r1cs.CS) error {
+	x := c.val(-1, 0)
+	xi := cs.AllocInput(r1cs.N("x"), x)
+	xa := cs.Alloc(r1cs.N("x aux"), x)
+	var sq fr.Element
+	sq.Square(&x)
+	s := cs.Alloc(r1cs.N("sq"), sq)
+	var a, b, cc r1cs.LC
+	a.Add(xi)
+	b.Add(r1cs.One)
+	cc.Add(xa)
+	cs.Enforce(r1cs.N("in"), &a, &b, &cc)
+	a.Reset().Add(xa)
+	b.Reset().Add(xa)
+	cc.Reset().Add(s)
+	cs.Enforce(r1cs.N("sq"), &a, &b, &cc)
+	c.head, c.hv = []r1cs.Variable{xa, s}, []fr.Element{x, sq}
+	return nil
+}
+
+func (c *toy) Challenge(cs r1cs.CS, i int) error {
+	cs.Push(r1cs.Nf("challenge_%d", i))
+	defer cs.Pop()
+	y := c.val(i, 1)
+	yi := cs.AllocInput(r1cs.N("y"), y)
+	ya := cs.Alloc(r1cs.N("y aux"), y)
+	// p = y · sq, q = 3·p − x (uses the head), bit b (0/1 shortcut).
+	var p, q fr.Element
+	p.Mul(&y, &c.hv[1])
+	three := r1cs.Coeff(3)
+	q.Mul(&p, &three).Sub(&q, &c.hv[0])
+	pv := cs.Alloc(r1cs.N("p"), p)
+	qv := cs.Alloc(r1cs.N("q"), q)
+	bit := fr.NewElement(uint64(i % 2))
+	bv := cs.Alloc(r1cs.N("bit"), bit)
+	var a, b, cc r1cs.LC
+	a.Add(yi)
+	b.Add(r1cs.One)
+	cc.Add(ya).Add(bv).Sub(bv) // a cancelled term stays, coefficient 0
+	cs.Enforce(r1cs.N("in"), &a, &b, &cc)
+	a.Reset().Add(ya)
+	b.Reset().Add(c.head[1])
+	cc.Reset().Add(pv)
+	cs.Enforce(r1cs.N("p"), &a, &b, &cc)
+	a.Reset().AddCoeff(&three, pv).Sub(c.head[0])
+	b.Reset().Add(r1cs.One)
+	cc.Reset().Add(qv)
+	cs.Enforce(r1cs.N("q"), &a, &b, &cc)
+	a.Reset().Add(r1cs.One).Sub(bv)
+	b.Reset().Add(bv)
+	cc.Reset()
+	cs.Enforce(r1cs.N("bit"), &a, &b, &cc)
+	return nil
+}
+
+func full(t *testing.T, p Parts) *r1cs.System {
+	sys := r1cs.NewSystem(r1cs.WithValues())
+	if err := p.Head(sys); err != nil {
+		t.Fatal(err)
 	}
-	require.Equal(t, want.Coefficients, got.Coefficients, "coefficient table")
-	require.Equal(t, want.MHintsDependencies, got.MHintsDependencies, "hints")
-	require.Equal(t, len(want.Instructions), len(got.Instructions), "instructions")
-	for i := range want.Instructions {
-		if want.Instructions[i] != got.Instructions[i] {
-			require.Equal(t, want.Instructions[i], got.Instructions[i], "instruction %d", i)
+	for i := range p.Challenges() {
+		if err := p.Challenge(sys, i); err != nil {
+			t.Fatal(err)
 		}
 	}
-	require.True(t, slicesEqual(want.CallData, got.CallData), "calldata")
-	require.Equal(t, len(want.Levels), len(got.Levels), "solver levels")
-	for l := range want.Levels {
-		require.True(t, slicesEqual(want.Levels[l], got.Levels[l]), "solver level %d", l)
+	return sys
+}
+
+func TestTemplateReplaysTheWholeCircuit(t *testing.T) {
+	c := &toy{n: 5, seed: 1}
+	tp, err := Record(c)
+	if err != nil {
+		t.Fatal(err)
 	}
-	require.Equal(t, want.CommitmentInfo, got.CommitmentInfo)
-	require.Equal(t, want.Logs, got.Logs)
-	require.Equal(t, len(want.DebugInfo), len(got.DebugInfo))
-}
-
-func slicesEqual(a, b []uint32) bool { return reflect.DeepEqual(a, b) }
-
-// TestAssembledSolvesLikeFrontend solves the assembled and the
-// frontend-compiled circuits of test-micro on the same honest witness: every
-// wire and every A, B, C evaluation agree; a tampered witness is rejected by
-// the assembled one.
-func TestAssembledSolvesLikeFrontend(t *testing.T) {
-	p := mustParams(t, proveShape)
-	asm, err := Compile(p)
-	require.NoError(t, err)
-	fe, err := Compile(p, withFrontend())
-	require.NoError(t, err)
-	out := parseC1(t, sealedC1(t, proveShape, 31))
-	ctx := context.Background()
-	for k := range out.Shape.Partitions {
-		wa, err := asm.Synthesize(ctx, out, k)
-		require.NoError(t, err)
-		wf, err := fe.Synthesize(ctx, out, k)
-		require.NoError(t, err)
-		require.Equal(t, wf.Input, wa.Input, "partition %d", k)
-		require.Equal(t, wf.Aux, wa.Aux, "partition %d", k)
-		require.Equal(t, wf.A, wa.A, "partition %d", k)
-		require.Equal(t, wf.B, wa.B, "partition %d", k)
-		require.Equal(t, wf.C, wa.C, "partition %d", k)
-		require.Equal(t, wf.ADensityAux, wa.ADensityAux)
-		require.Equal(t, wf.BDensityAux, wa.BDensityAux)
-		require.Equal(t, wf.BDensityInput, wa.BDensityInput)
+	sys := full(t, &toy{n: 5, seed: 1})
+	if tp.NumInputs() != sys.NumInputs() || tp.NumAux() != sys.NumAux() || tp.NumConstraints() != sys.NumConstraints() {
+		t.Fatalf("template counts %d/%d/%d, whole circuit %d/%d/%d", tp.NumInputs(), tp.NumAux(), tp.NumConstraints(), sys.NumInputs(), sys.NumAux(), sys.NumConstraints())
 	}
-	// The last challenge's tree-C path: assembled from the template with
-	// the last challenge's wires.
-	last := out.VanillaProofs.Partitions()[1]
-	last[len(last)-1].ReplicaColumnProofs.CX.InclusionProof.Data.Single.Path.Path[0].Hashes[0][5] ^= 1
-	_, err = asm.Synthesize(ctx, out, 1)
-	require.ErrorIs(t, err, ErrUnsatisfied)
+	var row [3][]r1cs.STerm
+	for j := range sys.NumConstraints() {
+		tp.Row(j, &row)
+		a, b, cc := sys.Row(j)
+		for k, want := range [3][]r1cs.STerm{a, b, cc} {
+			got := r1cs.FormatTerms(row[k], tp.Recording().Coeffs())
+			if w := r1cs.FormatTerms(want, sys.Coeffs()); got != w || len(row[k]) != len(want) {
+				t.Fatalf("row %d matrix %d: replay %s (%d terms), whole %s (%d terms)", j, k, got, len(row[k]), w, len(want))
+			}
+		}
+	}
+	h, err := tp.Hash(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h != sys.Hash() {
+		t.Fatalf("replayed hash %x, whole circuit %x", h, sys.Hash())
+	}
+	// Densities against a direct scan of the whole circuit.
+	d := tp.Densities()
+	aAux, bIn, bAux := make([]bool, sys.NumAux()), make([]bool, sys.NumInputs()), make([]bool, sys.NumAux())
+	for j := range sys.NumConstraints() {
+		a, b, _ := sys.Row(j)
+		for _, x := range a {
+			if !x.V.IsInput() && !sys.Coeffs()[x.K].IsZero() {
+				aAux[x.V.Index()] = true
+			}
+		}
+		for _, x := range b {
+			if sys.Coeffs()[x.K].IsZero() {
+				continue
+			}
+			if x.V.IsInput() {
+				bIn[x.V.Index()] = true
+			} else {
+				bAux[x.V.Index()] = true
+			}
+		}
+	}
+	for i := range aAux {
+		if d.AAux[i] != aAux[i] || d.BAux[i] != bAux[i] {
+			t.Fatalf("aux %d densities A %v B %v, scan %v %v", i, d.AAux[i], d.BAux[i], aAux[i], bAux[i])
+		}
+	}
+	for i := range bIn {
+		if d.BInput[i] != bIn[i] {
+			t.Fatalf("input %d B density %v, scan %v", i, d.BInput[i], bIn[i])
+		}
+	}
+	// The cancelled term (challenge 0's bit, in C only) marks no density.
+	// Evaluate against the whole system's own evaluation.
+	in, aux := sys.Values()
+	m := sys.NumConstraints()
+	out := Eval{A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
+	if err := tp.Evaluate(context.Background(), NewAssignment(in, aux), out, 3); err != nil {
+		t.Fatal(err)
+	}
+	for j := range m {
+		a, b, cc := sys.Row(j)
+		for k, x := range [3]fr.Element{sys.Eval(a), sys.Eval(b), sys.Eval(cc)} {
+			if got := [3]fr.Element{out.A[j], out.B[j], out.C[j]}[k]; !got.Equal(&x) {
+				t.Fatalf("row %d matrix %d: %s, want %s", j, k, got.String(), x.String())
+			}
+		}
+	}
 }
 
-func mustParams(t testing.TB, shape string) Params {
-	t.Helper()
-	s, err := porep.ShapeByName(shape)
-	require.NoError(t, err)
-	p, err := ParamsOf(s)
-	require.NoError(t, err)
-	return p
-}
-
-// TestFingerprint: the fingerprint is a function of the matrices. The
-// assembled and the frontend-compiled circuits (the same system) share it;
-// the unbalanced matrices of the same circuit and another shape's do not.
-// CheckFingerprint accepts the file WriteFingerprint wrote, and names a
-// stale or missing one.
-func TestFingerprint(t *testing.T) {
-	p := mustParams(t, proveShape)
-	asm, err := Compile(p)
-	require.NoError(t, err)
-	fe, err := Compile(p, withFrontend())
-	require.NoError(t, err)
-	plain, err := Compile(p, withKeepB())
-	require.NoError(t, err)
-	other, err := Compile(Params{Name: "assembly-check", Nodes: 8, Layers: 3, DRGDegree: 2, ExpDegree: 1, LabelParents: 3, Challenges: 2,
-		Tree: TreeArity{Base: 2, Sub: 2, Top: 2}})
-	require.NoError(t, err)
-	require.Len(t, asm.Fingerprint(), 64)
-	require.Equal(t, fe.Fingerprint(), asm.Fingerprint())
-	require.NotEqual(t, plain.Fingerprint(), asm.Fingerprint())
-	require.NotEqual(t, other.Fingerprint(), asm.Fingerprint())
-
-	dir := t.TempDir()
-	path := FingerprintPath(dir, p.Name)
-	require.ErrorIs(t, asm.CheckFingerprint(path), fs.ErrNotExist)
-	require.NoError(t, plain.WriteFingerprint(path))
-	err = asm.CheckFingerprint(path)
-	require.ErrorIs(t, err, ErrStaleParams)
-	require.ErrorContains(t, err, path)
-	require.NoError(t, asm.WriteFingerprint(path))
-	require.NoError(t, asm.CheckFingerprint(path))
-	require.NoError(t, fe.CheckFingerprint(path))
-	m, _ := filepath.Glob(filepath.Join(dir, "*"))
-	require.Equal(t, []string{path}, m, "no temporary file left")
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	require.Equal(t, asm.Fingerprint()+" "+p.Name+"\n", string(b))
+func TestEvaluateFindsTheLowestUnsatisfiedRow(t *testing.T) {
+	c := &toy{n: 4, seed: 2}
+	tp, err := Record(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := full(t, &toy{n: 4, seed: 2})
+	in, aux := sys.Values()
+	_, aux0, row0 := tp.ChallengeStart(2)
+	// Break challenge 2's and 3's bits (aux 4 of a challenge: y, p, q, bit).
+	aux[aux0+3] = fr.NewElement(5)
+	_, aux3, _ := tp.ChallengeStart(3)
+	aux[aux3+3] = fr.NewElement(7)
+	m := tp.NumConstraints()
+	out := Eval{A: make([]fr.Element, m), B: make([]fr.Element, m), C: make([]fr.Element, m)}
+	for range 5 { // the work order varies; the answer may not
+		err = tp.Evaluate(context.Background(), NewAssignment(in, aux), out, 1+rand.IntN(4))
+		var u *Unsatisfied
+		if !errors.As(err, &u) {
+			t.Fatalf("got %v, want *Unsatisfied", err)
+		}
+		if u.Challenge != 2 || u.Row != row0+3 || u.Local != 3 {
+			t.Fatalf("got %+v, want challenge 2 row %d (local 3)", u, row0+3)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := tp.Evaluate(ctx, NewAssignment(in, aux), out, 2); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
 }

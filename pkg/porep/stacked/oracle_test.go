@@ -100,22 +100,3 @@ var productionRefs = map[string]reference{
 	"8MiB":   {40, 3_842_449, 3_844_929, "b1fe5a4629fb8fc6684d6c90d6f8d6d32e5bccf6bc9439e4e8a9758e579328db"},
 	"512MiB": {40, 4_420_837, 4_423_433, "c7ade8c93707968e967cce4507669258eab20ff010e6dc1827d55544ee671cbb"},
 }
-
-// TestBlankProductionMatchesReference checks the blank partition circuits
-// of the official 2 KiB, 8 MiB and 512 MiB shapes against the reference's
-// counts and hashes.
-func TestBlankProductionMatchesReference(t *testing.T) {
-	r1cstest.OracleDir(t)
-	for _, name := range []string{"2KiB", "8MiB", "512MiB"} {
-		t.Run(name, func(t *testing.T) {
-			if testing.Short() {
-				t.Skip("short: the production shapes take seconds each")
-			}
-			s, err := porep.ShapeByName(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkReference(t, synthesizeBlank(t, s), productionRefs[name])
-		})
-	}
-}

@@ -46,8 +46,6 @@ import (
 	"syscall"
 	"time"
 
-	gnarklogger "github.com/consensys/gnark/logger"
-
 	"github.com/c2cluster/c2cluster/pkg/cputime"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
@@ -135,7 +133,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.warmup, "warmup", false, "before each run, prove one partition per slot, verified but not measured (the slots' buffer sets allocated, page-locked and faulted in), so short runs measure the steady state")
 	fs.StringVar(&modes, "sweep-modes", "none,exclusive,compute,split", "interlock modes of -sweep")
 	fs.StringVar(&workers, "sweep-workers", "1,2,3", "workers per device of -sweep")
-	fs.StringVar(&o.paramsDir, "params-dir", "", "read <shape>.params from here when present and made for this circuit")
+	fs.StringVar(&o.paramsDir, "params-dir", "", "read the parameters from here when present and made for this circuit: Filecoin's files by their official names for an official shape, <shape>.params for a test shape")
 	fs.BoolVar(&o.writeParams, "write-params", false, "write parameters generated in memory to -params-dir (.params, .vk, .circuit fingerprint)")
 	fs.BoolVar(&o.trusted, "trusted-params", false, "skip the subgroup check of parameters read from -params-dir (on the device when -backend selects one: ~30 s at 32 GiB; ~21 min on 16 CPU cores)")
 	fs.StringVar(&o.setupSeed, "setup-seed", "", "make the generated toxic waste deterministic (tests only: whoever knows the seed can forge proofs)")
@@ -213,6 +211,9 @@ Flags:
 	}
 	if o.writeParams && o.paramsDir == "" {
 		return nil, usagef("-write-params needs -params-dir")
+	}
+	if s, err := porep.ShapeByName(o.shape); err == nil && !s.Test && o.writeParams {
+		return nil, usagef("-write-params: %s is an official shape, proved with Filecoin's parameter files only; parameters generated here serve this benchmark alone", o.shape)
 	}
 	switch {
 	case hForm == "auto" && o.writeParams:
@@ -293,7 +294,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		level = slog.LevelWarn
 	}
 	b.log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	gnarklogger.Disable() // gnark's compiler logs to stdout, where the table goes
 
 	b.rep = &Report{Tool: "c2-bench", Started: b.started, Args: args, Verified: true}
 	b.rep.Host = hostInfo()
@@ -493,7 +493,10 @@ func (b *bench) compile() (*circuit.Compiled, error) {
 	c.CompiledIn = compiled.CompileTime().Seconds()
 	c.Peaks = b.mem.Peaks()
 	st := compiled.Stats()
-	c.Constraints, c.Inputs, c.Aux, c.Domain, c.ADensity, c.BDensity = st.Constraints, st.Inputs, st.Aux, st.Domain, st.ADensityAux, st.BDensityAux
+	c.Constraints, c.Inputs, c.Aux, c.Domain = st.Constraints, st.Inputs, st.Aux, st.Domain
+	if st.Aux > 0 {
+		c.ADensity, c.BDensity = float64(st.ADensity)/float64(st.Aux), float64(st.BDensityAux)/float64(st.Aux)
+	}
 	runtime.GC()
 	debug.FreeOSMemory()
 	c.HeapAfter = heapLive()
@@ -598,7 +601,7 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 		pr.ToxicWaste = "fresh random (crypto/rand), kept nowhere: good for this benchmark only, not Filecoin's parameters"
 	}
 	b.printf("params: Groth16 setup in memory (%s, H in %v form); toxic waste %s", why, o.hForm, pr.ToxicWaste)
-	pk, err := groth16.Setup(ctx, compiled.Circuit(), opts...)
+	pk, err := compiled.Keys(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("params: setup: %w", err)
 	}

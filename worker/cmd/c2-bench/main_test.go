@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 )
@@ -143,7 +144,7 @@ func TestBenchCPU(t *testing.T) {
 	require.Equal(t, "sparse", r.Input.Kind)
 	require.Contains(t, r.Input.Label, "BENCHMARK INPUT")
 	require.Positive(t, r.Input.Bytes)
-	require.Equal(t, 250569, r.Circuit.Constraints)
+	require.Equal(t, micro(t).Constraints, r.Circuit.Constraints)
 	require.Positive(t, r.Circuit.Peaks.Heap)
 	require.Equal(t, "generated", r.Params.Source)
 	require.Contains(t, r.Params.ToxicWaste, "TEST ONLY")
@@ -243,7 +244,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-devices", "a"}, "-devices"},
 		{[]string{"-write-params"}, "-write-params needs -params-dir"},
 		{[]string{"-h-form", "lagrange"}, "unknown H form"},
-		{[]string{"-h-form", "coset-lagrange", "-write-params", "-params-dir", "x"}, "only a monomial H query"},
+		{[]string{"-shape", testShape, "-h-form", "coset-lagrange", "-write-params", "-params-dir", "x"}, "only a monomial H query"},
+		{[]string{"-shape", "32GiB", "-write-params", "-params-dir", "x"}, "Filecoin's parameter files only"},
 		{[]string{"-backend", "fpga"}, "-backend"},
 		{[]string{"-partitions", "-1"}, "-partitions"},
 		{[]string{"extra"}, "unexpected arguments"},
@@ -255,4 +257,14 @@ func TestUsageErrors(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, "%v", tc.args)
 		require.ErrorAs(t, err, new(usageError), "%v", tc.args)
 	}
+}
+
+// micro is the stats of the test shape's circuit.
+func micro(t *testing.T) circuit.Stats {
+	t.Helper()
+	s, err := porep.ShapeByName(testShape)
+	require.NoError(t, err)
+	c, err := circuit.ForShape(s)
+	require.NoError(t, err)
+	return c.Stats()
 }

@@ -1,7 +1,7 @@
 // Command c2-params writes Groth16 parameters (<shape>.params and
-// <shape>.vk, the bellperson layouts, and <shape>.circuit, the compiled
-// circuit's fingerprint) for shapes that have none in a folder, or whose
-// fingerprint file names another circuit, with fresh toxic waste and
+// <shape>.vk, the bellperson layouts, and <shape>.circuit, the circuit's
+// bellpepper R1CS hash) for test shapes that have none in a folder, or
+// whose fingerprint file names another circuit, with fresh toxic waste and
 // progress lines. It is the one-shot
 // "params" service of docker-compose.yml and a convenience for test
 // clusters:
@@ -9,21 +9,21 @@
 //	c2-params -dir /params -shapes test-micro,test-mini
 //
 // With -check it makes nothing: it reads the parameters present exactly as a
-// worker with trusted_params: false does at start (every point on the curve
-// and in its subgroup, sections against the compiled circuit, the circuit
-// fingerprint and the .vk beside them) and reports each shape ok or the
-// error. The subgroup checks run on a GPU when -backend finds one (a 32 GiB
-// file in about a minute on an H200 host); on the CPU they are most of a
-// worker's start with a 32 GiB shape (~430 M points, ~46 µs per G1 point on
-// one core: docs/perf/groth16.md), so a CPU-only host can check a file once
-// and run its workers with trusted_params: true:
+// worker does at start and reports each shape ok or the error: for a test
+// shape <dir>/<shape>.params (every point on the curve and in its
+// subgroup, sections against the circuit, the fingerprint and the .vk
+// beside them); for an official shape Filecoin's files in -official-dir
+// (digest against parameters.json and every point, once: the checked
+// marker it leaves makes every later worker start skip both; then the
+// sections against the circuit). The subgroup checks run on a GPU when
+// -backend finds one (a 32 GiB file in about a minute on an H200 host), so
+// a host can check Filecoin's files once before its workers start:
 //
-//	c2-params -check -dir /var/lib/c2cluster/params -shapes 32GiB
+//	c2-params -check -shapes 32GiB
 //
-// Official shapes (2KiB … 64GiB) are refused unless -allow-official:
-// Filecoin's proofs verify only against the parameters of its trusted-setup
-// ceremony, which operators download (docs/operations.md); parameters made
-// here are only good for this cluster's own tests and benchmarks.
+// Official shapes (2KiB … 64GiB) get no parameters made here: Filecoin's
+// proofs verify only against the parameters of its trusted-setup ceremony,
+// which operators download (docs/parameters.md).
 package main
 
 import (
@@ -42,6 +42,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
 	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/worker/node"
 )
@@ -63,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	dir := fs.String("dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.params and <shape>.vk ($C2_PARAMS_DIR)")
 	shapes := fs.String("shapes", envOr("C2_SHAPES", "test-micro"), "comma-separated shapes ($C2_SHAPES)")
-	official := fs.Bool("allow-official", false, "also make parameters for official shapes (NOT Filecoin's: for local benchmarks only)")
+	officialDir := fs.String("official-dir", ceremony.Dir(), "Filecoin's parameter folder, for -check of official shapes ($"+ceremony.EnvDir+")")
 	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications (and -check's subgroup checks) run: auto, cpu or cuda ($C2_BACKEND)")
 	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")
 	check := fs.Bool("check", false, "make nothing: check the parameters present as a worker with trusted_params: false does (every point in its subgroup, sections, fingerprint, .vk) and report each shape")
@@ -76,7 +77,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintln(stdout, why)
-		return checkParams(ctx, *dir, *shapes, checker, stdout)
+		return checkParams(ctx, *dir, *officialDir, *shapes, checker, stdout)
 	}
 	var fixedBase groth16.FixedBase
 	selected := false
@@ -105,8 +106,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if !s.Test && !*official {
-			return fmt.Errorf("%s is an official shape: use Filecoin's parameter files (or -allow-official for local benchmarks)", name)
+		if !s.Test {
+			return fmt.Errorf("%s is an official shape: workers prove it with Filecoin's parameter files (%s; docs/parameters.md), c2-params makes parameters for test shapes only", name, ceremony.FetchCommand(s))
 		}
 		pp, vp, fp := circuit.ParamsPath(*dir, name), circuit.VKPath(*dir, name), circuit.FingerprintPath(*dir, name)
 		if exists(pp) && exists(vp) {
@@ -118,7 +119,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			err = c.CheckFingerprint(fp)
+			err = c.CheckFingerprint(ctx, fp)
 			if err == nil {
 				fmt.Fprintf(stdout, "%s: parameters present in %s\n", name, *dir)
 				continue
@@ -145,19 +146,30 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // checkParams loads every shape's parameters through the worker's own
 // loader with the subgroup checks on (by checker when not nil: a GPU's);
 // the first failure is the error.
-func checkParams(ctx context.Context, dir, shapes string, checker groth16.SubgroupChecker, stdout io.Writer) error {
+func checkParams(ctx context.Context, dir, officialDir, shapes string, checker groth16.SubgroupChecker, stdout io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stdout, nil))
 	for _, name := range strings.Split(shapes, ",") {
 		if name = strings.TrimSpace(name); name == "" {
 			continue
 		}
+		s, err := porep.ShapeByName(name)
+		if err != nil {
+			return err
+		}
+		from, what := dir, circuit.ParamsPath(dir, name)
+		if !s.Test {
+			from = officialDir
+			if p, err := ceremony.PathsIn(officialDir, s); err == nil {
+				what = p.Params
+			}
+		}
 		start := time.Now()
-		sp, err := node.LoadShapeParams(ctx, name, dir, false, checker, log)
+		sp, err := node.LoadShapeParams(ctx, name, from, false, checker, log)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		fmt.Fprintf(stdout, "%s: %s checked in %.1fs: every point on the curve and in its subgroup, sections fit the circuit (%d bytes)\n",
-			name, circuit.ParamsPath(dir, name), time.Since(start).Seconds(), sp.Bytes())
+			name, what, time.Since(start).Seconds(), sp.Bytes())
 	}
 	return nil
 }

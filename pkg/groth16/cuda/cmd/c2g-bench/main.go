@@ -350,7 +350,7 @@ func medianWallMS(reps int, f func() error) (float64, error) {
 }
 
 // benchFixedBase times the setup's fixed-base multiplications with the
-// window groth16.Setup picks at the 32 GiB shape (16 bits, 17 windows),
+// window groth16.SetupR1CS picks at the 32 GiB shape (16 bits, 17 windows),
 // wall time with the host copies (scalars in, affine points out).
 func benchFixedBase(l *cuda.Library, dev int, logs []int, reps int, add func(result)) error {
 	if len(logs) == 0 {

@@ -3,9 +3,11 @@ package circuit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,13 +22,20 @@ import (
 )
 
 // Test shapes: proveShape is set up and proved end to end in CI, the
-// smallest shape with several partitions (its 2^18 domain decides the setup
-// and proving time); solveShape, with official tree arity 8, a 6-level tree
-// D and expander parents in its labels, is synthesized (solved) only.
+// smallest shape with several partitions; solveShape, with official tree
+// arity 8, a 6-level tree D and expander parents in its labels, is
+// synthesized only.
 const (
 	proveShape = "test-micro"
 	solveShape = "test-mini"
 )
+
+func mustShape(t testing.TB, name string) *porep.Shape {
+	t.Helper()
+	s, err := porep.ShapeByName(name)
+	require.NoError(t, err)
+	return s
+}
 
 // sealedC1 seals a random sector of the shape and returns its C1 JSON.
 func sealedC1(t testing.TB, shape string, seed uint64) []byte {
@@ -45,6 +54,13 @@ func parseC1(t testing.TB, doc []byte) *c1.Output {
 	return out
 }
 
+func mustPublic(t testing.TB, out *c1.Output, k int) []fr.Element {
+	t.Helper()
+	in, err := PublicInputs(out, k)
+	require.NoError(t, err)
+	return in
+}
+
 // TestProveVerifyEveryPartition seals a test sector with several partitions,
 // runs the setup library (parameter files written and read back), then for
 // every partition synthesizes the circuit from the parsed C1, proves it with
@@ -59,29 +75,23 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 	dir := t.TempDir()
 	var progress strings.Builder
 	cfg := SetupConfig{
-		ParamsPath: filepath.Join(dir, "p.params"),
-		VKPath:     filepath.Join(dir, "p.vk"),
-		Seed:       []byte("circuit e2e test"),
-		Progress:   groth16.ProgressLines(&progress),
-
+		ParamsPath:      filepath.Join(dir, "p.params"),
+		VKPath:          filepath.Join(dir, "p.vk"),
+		Seed:            []byte("circuit e2e test"),
+		Progress:        groth16.ProgressLines(&progress),
 		FingerprintPath: FingerprintPath(dir, proveShape),
 	}
 	start := time.Now()
 	written, err := Setup(ctx, out.Shape, cfg)
 	require.NoError(t, err)
-	t.Logf("setup (compile, groth16 setup, write): %v", time.Since(start))
-	require.Contains(t, progress.String(), "circuit: compile "+proveShape)
+	t.Logf("setup (record, groth16 setup, write): %v", time.Since(start))
 	require.Contains(t, progress.String(), "circuit: write parameters 100%")
 
-	// The worker and the verifier read what setup wrote (the subgroup check
-	// of every point is pkg/groth16's to test; this file was just written).
-	start = time.Now()
 	pk, err := groth16.ReadParams(cfg.ParamsPath, groth16.SkipSubgroupCheck())
 	require.NoError(t, err)
 	require.Equal(t, written.VK, pk.VK)
 	require.Equal(t, len(written.H), len(pk.H))
 	require.Equal(t, len(written.BG2), len(pk.BG2))
-	t.Logf("read parameters: %v", time.Since(start))
 	f, err := os.Open(cfg.VKPath)
 	require.NoError(t, err)
 	vk, err := groth16.ReadVerifyingKey(f)
@@ -92,8 +102,16 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 
 	c, err := ForShape(out.Shape)
 	require.NoError(t, err)
+	// bellperson's layout: |H| = domain − 1, |L| = aux, |A| = inputs +
+	// A density, |B| = B densities.
+	st := c.Stats()
+	require.Len(t, pk.H, st.Domain-1)
+	require.Len(t, pk.L, st.Aux)
+	require.Len(t, pk.A, st.Inputs+st.ADensity)
+	require.Len(t, pk.BG1, st.BDensityInput+st.BDensityAux)
+	require.Len(t, pk.BG2, st.BDensityInput+st.BDensityAux)
 	// The fingerprint written beside the parameters is the circuit's.
-	require.NoError(t, c.CheckFingerprint(cfg.FingerprintPath))
+	require.NoError(t, c.CheckFingerprint(ctx, cfg.FingerprintPath))
 	key, err := groth16.NewCPUBackend().Load(ctx, pk)
 	require.NoError(t, err)
 	defer key.Close()
@@ -106,8 +124,7 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 		require.NoError(t, err, "partition %d", k)
 		synth := time.Since(start)
 		inputs[k] = mustPublic(t, out, k)
-		require.Equal(t, inputs[k], w.Input[1:], "partition %d: solver's public wires vs native public inputs", k)
-
+		require.Equal(t, inputs[k], w.Input[1:], "partition %d: the circuit's inputs vs the native public inputs", k)
 		rnd, err := groth16.NewRandomness()
 		require.NoError(t, err)
 		start = time.Now()
@@ -126,27 +143,18 @@ func TestProveVerifyEveryPartition(t *testing.T) {
 	}
 }
 
-func mustPublic(t testing.TB, out *c1.Output, k int) []fr.Element {
-	t.Helper()
-	in, err := PublicInputs(out, k)
-	require.NoError(t, err)
-	return in
-}
-
 // TestTamperedC1IsUnsatisfied changes one value of a valid C1 at a time: the
-// native verifier names the failed check and the circuit is unsatisfied.
+// native verifier names the failed check, and the circuit is unsatisfied
+// and names the constraint's namespace.
 func TestTamperedC1IsUnsatisfied(t *testing.T) {
 	ctx := context.Background()
 	doc := sealedC1(t, solveShape, 12)
-	shape, err := porep.ShapeByName(solveShape)
-	require.NoError(t, err)
+	shape := mustShape(t, solveShape)
 	c, err := ForShape(shape)
 	require.NoError(t, err)
 
-	// Untampered, every partition is satisfied and the solver's public
-	// wires are the natively computed inputs.
 	valid := parseC1(t, doc)
-	require.NoError(t, verifyNative(ctx, valid))
+	require.NoError(t, verifier.Verify(ctx, valid, verifier.Options{}))
 	for k := range shape.Partitions {
 		w, err := c.Synthesize(ctx, valid, k)
 		require.NoError(t, err, "partition %d", k)
@@ -172,41 +180,37 @@ func TestTamperedC1IsUnsatisfied(t *testing.T) {
 		}},
 		{"comm_r", func(_ *testing.T, out *c1.Output) { out.CommR[0] ^= 1 }},
 		{"the replica id", func(_ *testing.T, out *c1.Output) { out.ReplicaID[0] ^= 1 }},
-		{"a challenge index (the seed)", func(t *testing.T, out *c1.Output) {
-			before := porep.Challenges(out.Shape, out.ReplicaID, out.Seed, 0)
-			out.Seed[0] ^= 1
-			require.NotEqual(t, before, porep.Challenges(out.Shape, out.ReplicaID, out.Seed, 0), "pick a seed bit that moves the challenge")
-		}},
-		{"a challenge index (proofs of another partition)", func(_ *testing.T, out *c1.Output) {
-			parts := out.VanillaProofs.Partitions()
-			parts[0], parts[1] = parts[1], parts[0]
-		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			out := parseC1(t, doc)
 			tc.tamper(t, out)
-
-			var verr *verifierError
-			err := verifyNative(ctx, out)
+			var verr *verifier.Error
+			err := verifier.Verify(ctx, out, verifier.Options{})
 			require.ErrorAs(t, err, &verr, "the native verifier rejects it")
-			require.Equal(t, 0, verr.Partition, "and names partition 0: %v", err)
-			t.Logf("native verifier: %v", err)
-
 			_, err = c.Synthesize(ctx, out, 0)
 			require.ErrorIs(t, err, ErrUnsatisfied)
 			require.NotErrorIs(t, err, ErrInvalidInput)
+			require.ErrorContains(t, err, ": stacked drgporep")
+			t.Logf("%v", err)
 		})
 	}
+	// Another partition's proofs in partition 0: satisfied, but the
+	// circuit's inputs are not partition 0's public inputs.
+	out := parseC1(t, doc)
+	parts := out.VanillaProofs.Partitions()
+	parts[0], parts[1] = parts[1], parts[0]
+	w, err := c.Synthesize(ctx, out, 0)
+	require.NoError(t, err)
+	require.NotEqual(t, mustPublic(t, out, 0), w.Input[1:])
 }
 
 // TestSynthesizeRejectsMisfits checks the errors for C1 outputs that do not
-// fit the compiled circuit (nothing is solved).
+// fit the compiled circuit (nothing is synthesized).
 func TestSynthesizeRejectsMisfits(t *testing.T) {
 	ctx := context.Background()
 	doc := sealedC1(t, solveShape, 13)
-	shape, err := porep.ShapeByName(solveShape)
-	require.NoError(t, err)
+	shape := mustShape(t, solveShape)
 	c, err := ForShape(shape)
 	require.NoError(t, err)
 
@@ -225,7 +229,7 @@ func TestSynthesizeRejectsMisfits(t *testing.T) {
 	}
 	_, err = c.Synthesize(ctx, out, 1)
 	require.ErrorIs(t, err, ErrInvalidInput)
-	require.ErrorContains(t, err, "partition 1 challenge 0: comm_r_last_proof level 0 sibling 2")
+	require.ErrorContains(t, err, "comm_r_last_proof")
 
 	// A C1 output of another shape.
 	other := parseC1(t, sealedC1(t, "test-tiny", 1))
@@ -240,34 +244,98 @@ func TestSynthesizeRejectsMisfits(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 }
 
-type verifierError = verifier.Error
-
-func verifyNative(ctx context.Context, out *c1.Output) error {
-	return verifier.Verify(ctx, out, verifier.Options{})
+// FuzzSynthesize feeds mutated C1 documents of the CI shape to Synthesize:
+// it never panics, and a document that parses either synthesizes or fails
+// with ErrInvalidInput or ErrUnsatisfied.
+func FuzzSynthesize(f *testing.F) {
+	f.Add(sealedC1(f, proveShape, 21))
+	c, err := ForShape(mustShape(f, proveShape))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		out, err := c1.ParseBytes(doc)
+		if err != nil {
+			return
+		}
+		for k := -1; k <= out.Shape.Partitions; k++ {
+			_, err := c.Synthesize(context.Background(), out, k)
+			if err != nil && !errors.Is(err, ErrInvalidInput) && !errors.Is(err, ErrUnsatisfied) {
+				t.Fatalf("partition %d: %v is neither ErrInvalidInput nor ErrUnsatisfied", k, err)
+			}
+		}
+	})
 }
 
-// TestSynthesizeOfficial2KiB solves the official 2 KiB shape's circuit (the
-// official degrees: 6 DRG and 8 expander parents cycled to 37 per label,
-// tree arity 8): ~2.7 M constraints, about 20 s and 1 GiB to compile. A
-// changed expander-parent label (hashed into the layer-2 label only) makes
-// it unsatisfied. Proving 2 KiB is BenchmarkProve2KiB.
-func TestSynthesizeOfficial2KiB(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles a 2.7 M-constraint circuit")
+func TestForShapeCompilesOncePerGeometry(t *testing.T) {
+	s := mustShape(t, solveShape)
+	got := make([]*Compiled, 4)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			c, err := ForShape(s)
+			require.NoError(t, err)
+			got[i] = c
+		})
 	}
-	ctx := context.Background()
-	doc := sealedC1(t, "2KiB", 3)
-	out := parseC1(t, doc)
-	c, err := ForShape(out.Shape)
+	wg.Wait()
+	for _, c := range got {
+		require.Same(t, got[0].Template(), c.Template())
+	}
+	require.Equal(t, solveShape, got[0].Shape().Name)
+	// test-tiny and 2KiB differ only in name and porep id: one recording.
+	tiny, err := ForShape(mustShape(t, "test-tiny"))
 	require.NoError(t, err)
-	require.Zero(t, c.Stats().Commitments)
-	w, err := c.Synthesize(ctx, out, 0)
+	kib, err := ForShape(mustShape(t, "2KiB"))
 	require.NoError(t, err)
-	require.Equal(t, mustPublic(t, out, 0), w.Input[1:])
+	require.Same(t, tiny.Template(), kib.Template())
+	require.Equal(t, "2KiB", kib.Shape().Name)
 
-	out = parseC1(t, doc)
-	out.VanillaProofs.Partitions()[0][1].ReplicaColumnProofs.ExpParents[7].Column.Rows[0][9] ^= 4
-	require.Error(t, verifyNative(ctx, out))
-	_, err = c.Synthesize(ctx, out, 0)
-	require.ErrorIs(t, err, ErrUnsatisfied)
+	bad := *s
+	bad.Tree.Base = 3
+	_, err = ForShape(&bad)
+	require.Error(t, err)
+}
+
+func TestSetupConfigValidation(t *testing.T) {
+	t.Parallel()
+	s := mustShape(t, solveShape)
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		cfg  SetupConfig
+		want string
+	}{
+		{SetupConfig{VKPath: filepath.Join(dir, "v")}, "ParamsPath is empty"},
+		{SetupConfig{ParamsPath: filepath.Join(dir, "p")}, "VKPath is empty"},
+		{SetupConfig{ParamsPath: filepath.Join(dir, "p"), VKPath: filepath.Join(dir, ".", "p")}, "are the same file"},
+	} {
+		_, err := Setup(context.Background(), s, tc.cfg)
+		require.ErrorContains(t, err, tc.want)
+	}
+	// An unwritable destination fails before any file is left behind.
+	_, err := Setup(context.Background(), s, SetupConfig{ParamsPath: filepath.Join(dir, "missing", "p"), VKPath: filepath.Join(dir, "v"), Seed: []byte{1}})
+	require.Error(t, err)
+	m, _ := filepath.Glob(filepath.Join(dir, "*"))
+	require.Empty(t, m)
+}
+
+// TestFingerprint: the fingerprint file names the circuit's R1CS hash; a
+// file naming another is ErrStaleParams, a missing one the os error.
+func TestFingerprint(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	c, err := ForShape(mustShape(t, proveShape))
+	require.NoError(t, err)
+	p := FingerprintPath(dir, proveShape)
+	require.ErrorIs(t, c.CheckFingerprint(ctx, p), os.ErrNotExist)
+	require.NoError(t, c.WriteFingerprint(ctx, p))
+	require.NoError(t, c.CheckFingerprint(ctx, p))
+	h, err := c.Hash(ctx, nil)
+	require.NoError(t, err)
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, h+" "+proveShape+"\n", string(b))
+	other, err := ForShape(mustShape(t, solveShape))
+	require.NoError(t, err)
+	require.ErrorIs(t, other.CheckFingerprint(ctx, p), ErrStaleParams)
 }
