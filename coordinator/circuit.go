@@ -44,6 +44,9 @@ Flags:
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	if *dump != "" && *noHash {
+		return fmt.Errorf("-dump writes the hash in its header: drop -no-hash")
+	}
 	s, err := porep.ShapeByName(*shape)
 	if err != nil {
 		return err

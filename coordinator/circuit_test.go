@@ -69,6 +69,9 @@ func TestCircuitCommand(t *testing.T) {
 
 	// Usage errors.
 	require.NotEqual(t, 0, run(ctx, []string{"circuit", "-shape", "no-such-shape"}, &out, &errb))
+	errb.Reset()
+	require.NotEqual(t, 0, run(ctx, []string{"circuit", "-no-hash", "-dump", path}, &out, &errb))
+	require.Contains(t, errb.String(), "drop -no-hash")
 }
 
 func mustHash(t *testing.T, h string) [32]byte {

@@ -36,7 +36,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	seed := fs.String("seed", "", "interactive seed, 64 hex digits (Lotus: Seed); required")
 	paramsDir := fs.String("params-dir", envOr("C2_PARAMS_DIR", "params"), "folder of the cluster's <shape>.vk verifying keys ($C2_PARAMS_DIR)")
 	officialDir := fs.String("official-params-dir", ceremony.Dir(), "Filecoin's parameter folder, with the official .vk files ($"+ceremony.EnvDir+")")
-	key := fs.String("key", "auto", "verifying key: official (Filecoin's), cluster (<params-dir>/<shape>.vk) or auto (official when present)")
+	key := fs.String("key", "auto", "verifying key: official (Filecoin's .vk: official shapes), cluster (<params-dir>/<shape>.vk: test shapes) or auto (the shape's)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: coordinator verify [flags]\n\nCheck a sealed sector's final C2 proof as Filecoin's verify_seal does.\nExit status 0: the proof is valid.\n\nFlags:\n")
 		fs.PrintDefaults()

@@ -20,12 +20,12 @@ import (
 type KeySource int
 
 const (
-	// KeyAuto: Filecoin's official .vk for an official shape when present,
-	// else the cluster's <shape>.vk.
+	// KeyAuto: the key the shape is proved with: Filecoin's official .vk
+	// for an official shape, the cluster's <shape>.vk for a test shape.
 	KeyAuto KeySource = iota
-	// KeyOfficial: Filecoin's official .vk.
+	// KeyOfficial: Filecoin's official .vk (official shapes only).
 	KeyOfficial
-	// KeyCluster: the cluster's <shape>.vk (the key its workers prove with).
+	// KeyCluster: the cluster's <shape>.vk (test shapes only).
 	KeyCluster
 )
 

@@ -15,8 +15,11 @@
 // Sub-packages: graph (DRG and expander parents), merkle (SHA-254 and Poseidon
 // trees and inclusion proofs), c1 (the SealCommitPhase1Output JSON format),
 // sealer (seals small sectors and writes C1), verifier (native vanilla-proof
-// checks). The partition circuit lives in porep/circuit.
+// checks), stacked (rust-fil-proofs' StackedCircuit on pkg/r1cs), circuit
+// (that circuit compiled per shape and synthesized from a C1 output),
+// ceremony (Filecoin's parameter files), seal (verify_seal).
 //
-// This package does not hold hash primitives (pkg/poseidon, pkg/sha254), the
-// Groth16 engine (pkg/groth16) or anything about jobs and queues.
+// This package does not hold hash primitives (pkg/poseidon, and the R1CS
+// gadgets in pkg/gadget), the Groth16 engine (pkg/groth16) or anything
+// about jobs and queues.
 package porep

@@ -27,7 +27,7 @@ var ErrParams = errors.New("node: parameters")
 // with LoadShapeParams (a parameters folder, as a worker does at start) or
 // NewShapeParams (parameters made in memory, e.g. by a benchmark).
 //
-// The host copy of the proving key (41.6 GiB at 32 GiB) is kept only while
+// The host copy of the proving key (44.1 GiB at 32 GiB) is kept only while
 // a loaded key may need it: a Prover whose every device holds the shape
 // resident in device memory (CUDA, residency device) drops it once it has
 // loaded them all (HostKeyReleased), and the memory is collected; the CPU
@@ -140,10 +140,21 @@ func LoadShapeParams(ctx context.Context, name, dir string, trusted bool, checke
 }
 
 // subgroupChecker is the selected backend's device check of parameter
-// points (on its first device), when the backend has one and the
-// parameters are not trusted; nil means the decoder's CPU check.
+// points (on its first device), when the backend has one and some
+// parameters need checking (a test shape's without trusted_params, or
+// Filecoin's files, checked once); nil means the decoder's CPU check.
 func subgroupChecker(cfg Config, sel backend.Selection, opts backend.Options) (groth16.SubgroupChecker, error) {
-	if cfg.TrustedParams || sel.Factory.SubgroupChecker == nil || len(sel.Devices) == 0 {
+	if sel.Factory.SubgroupChecker == nil || len(sel.Devices) == 0 {
+		return nil, nil
+	}
+	// trusted_params covers the test shapes only: Filecoin's files are
+	// checked once whatever it says, so a worker with an official shape
+	// keeps the device's checker for that first check.
+	official := slices.ContainsFunc(cfg.Shapes, func(name string) bool {
+		s, err := porep.ShapeByName(name)
+		return err == nil && !s.Test
+	})
+	if cfg.TrustedParams && !official {
 		return nil, nil
 	}
 	opts.Device = sel.Devices[0]

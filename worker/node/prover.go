@@ -214,7 +214,7 @@ func (p *Prover) pinBuffers() {
 
 // releaseHostKeys drops the host copy of every shape's proving key that
 // every device holds in device memory: those keys no longer reference the
-// host points (the CUDA backend copied them), so the 41.6 GiB of a 32 GiB
+// host points (the CUDA backend copied them), so the 44.1 GiB of a 32 GiB
 // shape can be collected. Keys on the CPU backend or pinned read the host
 // points for every proof; a shape with one of those keeps its copy.
 func (p *Prover) releaseHostKeys() {

@@ -8,18 +8,17 @@ import (
 	"sync/atomic"
 )
 
-// solveGate hands out the cores that template solves run on, shared by
-// every synthesis in the process: at most limit() solves at once, and a
-// core that comes free goes to the oldest synthesis waiting (the lowest
-// sequence number; arrival order within one synthesis).
+// solveGate hands out the cores that the head's and the challenges'
+// generation and evaluation run on, shared by every synthesis in the
+// process: at most limit() at once, and a core that comes free goes to the
+// oldest synthesis waiting (the lowest sequence number; arrival order
+// within one synthesis).
 //
-// Without it, s syntheses at once run s × GOMAXPROCS single-threaded solves
-// on GOMAXPROCS cores: each finishes only when all do, the GPU waits for all
-// of them (and, with gnark's solver, which allocated ~1 GB per challenge at
-// 32 GiB, the solver scratch in flight pushed the live heap to the memory
-// limit at three slots). With it, the oldest synthesis finishes first, as
-// fast as alone, while the cores its last round leaves idle (17 challenges
-// on 16 cores) go to the next one.
+// Without it, s syntheses at once run s × GOMAXPROCS single-threaded units
+// on GOMAXPROCS cores: each finishes only when all do, and the GPU waits
+// for all of them. With it, the oldest synthesis finishes first, as fast as
+// alone, while the cores its last round leaves idle (18 challenges on 16
+// cores) go to the next one.
 type solveGate struct {
 	limit func() int // solves at once (read per grant: GOMAXPROCS may change)
 

@@ -15,8 +15,9 @@ import (
 // TestSparseC1SatisfiesCircuit solves every partition circuit of sparse C1
 // documents with the compiled circuit of pkg/porep/circuit (the worker's
 // synthesis path), on the two cheapest multi-partition shapes; a changed
-// parent label makes the circuit unsatisfied. (32 GiB and 64 GiB partitions
-// were checked with gnark's test engine; see docs/perf/porep.md.)
+// parent label makes the circuit unsatisfied. (32 GiB partitions of sparse
+// C1s are synthesized, proved and verified by c2-bench on a GPU host:
+// docs/perf/ledger.md.)
 func TestSparseC1SatisfiesCircuit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

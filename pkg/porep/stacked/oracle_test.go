@@ -95,8 +95,3 @@ func TestBlankTestShapesMatchReference(t *testing.T) {
 	}
 }
 
-var productionRefs = map[string]reference{
-	"2KiB":   {40, 2_685_673, 2_687_921, "2c120b1125bd531d5a62b11932b2ae0e0cb47f455cea582994f97534e296bb42"},
-	"8MiB":   {40, 3_842_449, 3_844_929, "b1fe5a4629fb8fc6684d6c90d6f8d6d32e5bccf6bc9439e4e8a9758e579328db"},
-	"512MiB": {40, 4_420_837, 4_423_433, "c7ade8c93707968e967cce4507669258eab20ff010e6dc1827d55544ee671cbb"},
-}

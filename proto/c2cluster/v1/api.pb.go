@@ -147,12 +147,12 @@ func (JobState) EnumDescriptor() ([]byte, []int) {
 type VerifyingKeySource int32
 
 const (
-	// Official shapes: Filecoin's official .vk when the coordinator has it,
-	// else the coordinator's own <shape>.vk. Test shapes: the coordinator's.
+	// The key the shape is proved with: Filecoin's official .vk for an
+	// official shape, the coordinator's <shape>.vk for a test shape.
 	VerifyingKeySource_VERIFYING_KEY_SOURCE_AUTO VerifyingKeySource = 0
 	// Filecoin's official .vk (official shapes only): chain validity.
 	VerifyingKeySource_VERIFYING_KEY_SOURCE_OFFICIAL VerifyingKeySource = 1
-	// The coordinator's <shape>.vk, the key its workers prove with.
+	// The coordinator's <shape>.vk (test shapes only).
 	VerifyingKeySource_VERIFYING_KEY_SOURCE_CLUSTER VerifyingKeySource = 2
 )
 

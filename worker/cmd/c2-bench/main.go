@@ -52,6 +52,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -545,7 +546,13 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 		dev = o.devices[0]
 	}
 	if o.paramsDir != "" {
-		b.printf("params: reading %s", circuit.ParamsPath(o.paramsDir, name))
+		file := circuit.ParamsPath(o.paramsDir, name)
+		if !b.shape.Test {
+			if p, err := ceremony.PathsIn(o.paramsDir, b.shape); err == nil {
+				file = p.Params // Filecoin's file, by its official name
+			}
+		}
+		b.printf("params: reading %s", file)
 		var checker groth16.SubgroupChecker
 		if !o.trusted {
 			c, why, err := cuda.SelectSubgroupChecker(o.backend, cuda.Config{LibraryPath: o.cudaLibrary, Device: dev})
@@ -560,8 +567,8 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 		switch {
 		case err == nil:
 			pr.HForm = groth16.HMonomial.String()
-			pr.Source, pr.Why = "read", "read from "+circuit.ParamsPath(o.paramsDir, name)+", made for this circuit"
-			if !fileExists(circuit.FingerprintPath(o.paramsDir, name)) {
+			pr.Source, pr.Why = "read", "read from "+file+", made for this circuit"
+			if b.shape.Test && !fileExists(circuit.FingerprintPath(o.paramsDir, name)) {
 				pr.Why += " (sizes checked; no circuit fingerprint beside them)"
 			}
 			pr.Seconds, pr.Bytes = time.Since(start).Seconds(), sp.Bytes()

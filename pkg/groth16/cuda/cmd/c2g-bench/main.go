@@ -106,7 +106,7 @@ func run(args []string, stdout io.Writer) error {
 	partRows := fs.Int("partition-rows", 130_278_328, "partition rows (constraints + inputs)")
 	partAux := fs.Int("partition-aux", 130_170_000, "partition aux variables")
 	partIn := fs.Int("partition-inputs", 328, "partition public inputs")
-	partProfile := fs.String("partition-profile", "porep", "the partition's values: porep (a PoRep partition's, measured by BenchmarkWitnessProfile — aux 85.2 % 0/1, 13.6 % r-1, 1.2 % random; a 98.3 % 0/1, 0.2 % r-1; b 71.8 % 0/1, 27.0 % r-1; c = a∘b) or 85-01 (aux 85 % 0/1, the rest random, a and b random: the profile assumed before it was measured)")
+	partProfile := fs.String("partition-profile", "porep", "the partition's values: porep (the previous PoRep circuit's profile, kept for comparison — aux 85.2 % 0/1, 13.6 % r-1, 1.2 % random; a 98.3 % 0/1, 0.2 % r-1; b 71.8 % 0/1, 27.0 % r-1; c = a∘b) or 85-01 (aux 85 % 0/1, the rest random, a and b random: the profile assumed before it was measured)")
 	partPinned := fs.Bool("partition-pinned", true, "page-lock the partition's witness and give it value codes, as the worker's pooled sets are (the upload sends the codes; C2G_UPLOAD_CODES=off copies the vectors whole); false: upload from ordinary memory through the staging buffers")
 	partHForm := fs.String("partition-h-form", "coset-lagrange", "the synthetic key's H form: coset-lagrange (four NTTs on H's path, the in-memory setup's default) or monomial (bellperson's, six NTTs)")
 	partSlots := fs.Int("partition-slots", 1, "also prove the partition this many at once (each slot -reps times, after the timed single runs): the GPU's throughput when slots overlap, as a worker's gpu_workers_per_device do without a host to wait for; 1: off")
@@ -478,9 +478,11 @@ func partitionProfileNamed(name string) (partitionProfile, error) {
 
 var partitionProfiles = map[string]partitionProfile{
 	"85-01": {0.85, 0, cuda.ValueProfile{}, cuda.ValueProfile{}, "85% 0/1 aux, random a and b"},
-	// a 2 KiB partition's aux: 55.5 % 0, 29.7 % 1, 13.6 % r-1, 1.2 % other
-	// (the 0/1 half each here: more ones than measured, not fewer); a 49.2 %
-	// 0, 49.1 % 1, 0.2 % r-1; b 24.2 / 47.6 / 27.0 % (BenchmarkWitnessProfile)
+	// the profile of the PoRep circuit c2cluster had before bellperson's
+	// R1CS (aux 55.5 % 0, 29.7 % 1, 13.6 % r-1, 1.2 % other; a 49.2 % 0,
+	// 49.1 % 1, 0.2 % r-1; b 24.2 / 47.6 / 27.0 %), kept for comparison with
+	// earlier runs; the current circuit's: BenchmarkWitnessProfile in
+	// pkg/porep/circuit (real partitions: c2-bench)
 	"porep": {0.852, 0.136, cuda.ValueProfile{Frac01: 0.983, FracMinusOne: 0.002}, cuda.ValueProfile{Frac01: 0.718, FracMinusOne: 0.270},
 		"PoRep profile: aux 85.2% 0/1, 13.6% r-1; a 98.3% 0/1; b 71.8% 0/1, 27.0% r-1"},
 }
