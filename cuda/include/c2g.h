@@ -256,8 +256,8 @@ typedef struct c2g_witness {
   /* Optional value codes of a, b, c and aux, one byte per value (rows,
    * rows, rows, num_aux bytes): C2G_CODE_*. A vector whose codes are given
    * and whose values lie in a range registered with c2g_host_register is
-   * uploaded as its codes: the library copies the codes, writes 0, 1 and
-   * r - 1 itself and reads only the values coded C2G_CODE_OTHER, straight
+   * uploaded as its codes: the library copies the codes, writes 0, 1,
+   * r - 1 and 2 itself and reads only the values coded C2G_CODE_OTHER, straight
    * from the registered memory. Any other vector is copied whole. A code
    * that does not match its value changes the proof (which then fails
    * verification): the caller owns their correctness. */
@@ -271,7 +271,9 @@ enum {
   C2G_CODE_ZERO = 0,
   C2G_CODE_ONE = 1,       /* the field's one (Montgomery form: R mod r) */
   C2G_CODE_MINUS_ONE = 2, /* r - 1 */
-  C2G_CODE_OTHER = 3      /* any other value: read from the host array */
+  C2G_CODE_OTHER = 3,     /* any other value: read from the host array */
+  C2G_CODE_TWO = 4        /* 2 (Montgomery form: 2R mod r); any code above
+                           * it reads the host array like OTHER */
 };
 
 /* Allocates the task's device memory and copies the witness in; returns

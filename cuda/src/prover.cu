@@ -45,21 +45,22 @@ __global__ void k_dense_scatter(const fr_t* src, uint64_t n, const uint64_t* w, 
 }
 
 // dst[i] = the value codes[i] names (C2G_CODE_*) for i < n; a value coded
-// OTHER (or with any code above it) is read from src, host memory mapped
+// OTHER (or with any code above TWO) is read from src, host memory mapped
 // into the device's address space, so only those cross the link. *others
 // counts them.
 __global__ void k_expand_codes(const uint8_t* codes, const fr_t* src, fr_t* dst, uint64_t n, uint32_t* others) {
-  const uint32_t one[8] = FR_ONE, minus_one[8] = FR_MINUS_ONE;
+  const uint32_t one[8] = FR_ONE, minus_one[8] = FR_MINUS_ONE, two[8] = FR_TWO;
   uint32_t cnt = 0;
   for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
     const uint8_t c = codes[i];
     fr_t v;
-    if (c >= C2G_CODE_OTHER) {
+    if (c == C2G_CODE_OTHER || c > C2G_CODE_TWO) {
       v = ld_vec(src + i);
       cnt++;
     } else {
 #pragma unroll
-      for (int k = 0; k < 8; k++) v.v[k] = c == C2G_CODE_ONE ? one[k] : c == C2G_CODE_MINUS_ONE ? minus_one[k] : 0u;
+      for (int k = 0; k < 8; k++)
+        v.v[k] = c == C2G_CODE_ONE ? one[k] : c == C2G_CODE_MINUS_ONE ? minus_one[k] : c == C2G_CODE_TWO ? two[k] : 0u;
     }
     st_vec(dst + i, v);
   }
@@ -233,7 +234,8 @@ static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
 // two tasks laid out for it; on splits any (tests), off none. Device
 // residency only. The copy is made on the device (shift doublings per
 // point: a few seconds at 2^27), in a new array of 2 h_count points
-// whose first half the H query moves into (a key-owned copy is freed).
+// whose first half the H query moves into (a key-owned copy is freed, so
+// auto counts only the new array's second half against the two tasks).
 static void key_decide_split(c2g_key* k, cudaStream_t st) {
   const int mode = env_on_off("C2G_MSM_SPLIT", true);
   const uint64_t nh = k->h_count;
@@ -242,8 +244,14 @@ static void key_decide_split(c2g_key* k, cudaStream_t st) {
   const uint32_t c = msm_split_c(nh);
   const uint64_t bytes = 2 * nh * sizeof(g1_affine);
   if (mode < 0) {
+    // The copy is made beside the H query; a query the key uploaded itself
+    // is freed after it, so what stays is the copy less that query, beside
+    // two tasks laid out for the split (while the copy is made no task runs).
+    bool own_h = false;
+    for (const void* o : k->owned) own_h = own_h || o == (const void*)k->h;
     k->h_split_c = c;  // plan the tasks as split
-    const uint64_t need = bytes + 2 * planned_task_bytes(k, true);
+    const uint64_t stays = (own_h ? bytes - nh * sizeof(g1_affine) : bytes) + 2 * planned_task_bytes(k, true);
+    const uint64_t need = stays > bytes ? stays : bytes;
     k->h_split_c = 0;
     size_t free_b = 0, total_b = 0;
     CK(cudaMemGetInfo(&free_b, &total_b));

@@ -77,7 +77,7 @@ func msmWitness[A, J any, PJ jacobian[A, J]](ctx context.Context, res PJ, pts []
 				PJ(&one).AddMixed(&pts[i])
 			case CodeMinusOne:
 				PJ(&neg).AddMixed(&pts[i])
-			case CodeOther:
+			case CodeOther, CodeTwo:
 				op = append(op, pts[i])
 				os = append(os, sc[i])
 			}

@@ -19,9 +19,12 @@ func TestCodeOf(t *testing.T) {
 	require.Equal(t, CodeZero, CodeOf(&zero))
 	require.Equal(t, CodeOne, CodeOf(&one))
 	require.Equal(t, CodeMinusOne, CodeOf(&minusOne))
-	require.Equal(t, CodeOther, CodeOf(&two))
+	require.Equal(t, CodeTwo, CodeOf(&two))
+	var three fr.Element
+	three.SetUint64(3)
+	require.Equal(t, CodeOther, CodeOf(&three))
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, v := range []fr.Element{zero, one, minusOne} {
+	for _, v := range []fr.Element{zero, one, minusOne, two} {
 		for limb := range 4 {
 			w := v
 			w[limb] ^= 1 << (r.Uint64() % 64)
@@ -39,16 +42,18 @@ func TestCodeOf(t *testing.T) {
 			want = CodeOne
 		case x.Equal(&minusOne):
 			want = CodeMinusOne
+		case x.Equal(&two):
+			want = CodeTwo
 		}
 		require.Equal(t, want, CodeOf(&x))
 	}
 	unreduced := fr.Element{^uint64(0), ^uint64(0), ^uint64(0), ^uint64(0)}
 	require.Equal(t, CodeOther, CodeOf(&unreduced))
 
-	v := []fr.Element{one, zero, two, minusOne}
+	v := []fr.Element{one, zero, two, minusOne, three}
 	codes := make([]uint8, len(v))
 	EncodeCodes(codes, v)
-	require.Equal(t, []uint8{CodeOne, CodeZero, CodeOther, CodeMinusOne}, codes)
+	require.Equal(t, []uint8{CodeOne, CodeZero, CodeTwo, CodeMinusOne, CodeOther}, codes)
 }
 
 // TestCheckCodes: a Synthesized without codes passes; with codes, a wrong

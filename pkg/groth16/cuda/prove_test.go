@@ -443,8 +443,8 @@ func TestDeviceBytesCoverUpload(t *testing.T) {
 // arbitrary densities, aux values mostly 0, 1 and r − 1 (the MSMs' summed
 // classes) and the upload of a, b, c: from ordinary memory with random a
 // and b, and — as c2g-bench's partition runs — page-locked with value
-// codes and a and b drawn like a PoRep partition's (the upload sends the
-// codes).
+// codes and a and b drawn like a PoRep partition's, a with 2s as the XOR
+// constraints make them (the upload sends the codes, 2 among them).
 func TestSyntheticKeyMatchesCPU(t *testing.T) {
 	b := newTestBackend(t, ResidencyDevice)
 	ctx := context.Background()
@@ -456,8 +456,8 @@ func TestSyntheticKeyMatchesCPU(t *testing.T) {
 		hForm  groth16.HForm
 	}{
 		{"random a and b", ValueProfile{}, ValueProfile{}, false, groth16.HMonomial},
-		{"page-locked with codes", ValueProfile{Frac01: 0.9, FracMinusOne: 0.05}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true, groth16.HMonomial},
-		{"coset-lagrange, page-locked with codes", ValueProfile{Frac01: 0.9, FracMinusOne: 0.05}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true, groth16.HCosetLagrange},
+		{"page-locked with codes", ValueProfile{Frac01: 0.6, FracMinusOne: 0.05, FracTwo: 0.3}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true, groth16.HMonomial},
+		{"coset-lagrange, page-locked with codes", ValueProfile{Frac01: 0.6, FracMinusOne: 0.05, FracTwo: 0.3}, ValueProfile{Frac01: 0.6, FracMinusOne: 0.3}, true, groth16.HCosetLagrange},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			w, sh := NewSyntheticWitness(SyntheticWitnessSpec{Rows: rows, Domain: domain, Inputs: 7, Aux: aux,

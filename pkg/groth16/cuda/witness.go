@@ -37,10 +37,11 @@ func (s SyntheticShape) check() error {
 }
 
 // ValueProfile is how a synthetic vector's values are drawn: Frac01 of them
-// 0 or 1 (half each), FracMinusOne r − 1, the rest random. The zero profile
-// draws every value at random.
+// 0 or 1 (half each), FracMinusOne r − 1, FracTwo 2, the rest random. The
+// zero profile draws every value at random.
 type ValueProfile struct {
 	Frac01, FracMinusOne float64
+	FracTwo              float64
 }
 
 // draw sets x to a value drawn with profile p.
@@ -54,6 +55,8 @@ func (p ValueProfile) draw(r *rand.Rand, x *fr.Element) {
 	case u < p.Frac01+p.FracMinusOne:
 		x.SetOne()
 		x.Neg(x)
+	case u < p.Frac01+p.FracMinusOne+p.FracTwo:
+		x.SetUint64(2)
 	default:
 		x[0], x[1], x[2] = r.Uint64(), r.Uint64(), r.Uint64()
 		x[3] = r.Uint64() >> 2 // < 2^254 < r: a valid Montgomery representation
@@ -105,7 +108,7 @@ func NewSyntheticWitness(s SyntheticWitnessSpec) (*groth16.Synthesized, Syntheti
 			w.C[i].Mul(&w.A[i], &w.B[i])
 		}
 	})
-	aux := ValueProfile{s.Frac01, s.FracMinusOne}
+	aux := ValueProfile{Frac01: s.Frac01, FracMinusOne: s.FracMinusOne}
 	// 64-aligned chunks so density words are written by one goroutine each.
 	parallelChunks(s.Aux, s.Seed+1, func(r *rand.Rand, lo, hi int) {
 		for i := lo; i < hi; i++ {
