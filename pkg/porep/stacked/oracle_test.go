@@ -94,4 +94,3 @@ func TestBlankTestShapesMatchReference(t *testing.T) {
 		})
 	}
 }
-
