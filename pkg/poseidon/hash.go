@@ -80,7 +80,7 @@ func (p *params) permute(out *fr.Element, inputs []fr.Element) {
 		if r == half-1 {
 			m = p.preFlat
 		}
-		mulDense(st, tmp[:t], m)
+		MulDense(st, tmp[:t], m)
 		addVec(st, p.post[r])
 	}
 
@@ -104,7 +104,7 @@ func (p *params) permute(out *fr.Element, inputs []fr.Element) {
 		for i := range st {
 			sbox(&st[i])
 		}
-		mulDense(st, tmp[:t], p.mdsFlat)
+		MulDense(st, tmp[:t], p.mdsFlat)
 		if r < half-1 {
 			addVec(st, p.post[half+r])
 		}
@@ -119,8 +119,9 @@ func sbox(x *fr.Element) {
 	x.Mul(x, &x2)
 }
 
-// mulDense sets st = M·st using tmp as scratch; m is row-major t×t.
-func mulDense(st, tmp []fr.Element, m []fr.Element) {
+// MulDense sets st = M·st using tmp as scratch; m is row-major t×t (a
+// matrix of Optimized, for a witness computed outside this package).
+func MulDense(st, tmp []fr.Element, m []fr.Element) {
 	t := len(st)
 	var x fr.Element
 	for i := range t {

@@ -1,11 +1,7 @@
 package multipack
 
 import (
-	"bufio"
-	"compress/gzip"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
@@ -145,17 +141,7 @@ func TestPackIntoInputsOracle(t *testing.T) {
 	s.Pop()
 	s.Pop()
 
-	fh, err := os.Open(filepath.Join(r1cstest.OracleDir(t), "porep-base8.r1cs.txt.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(gz)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	sc := r1cstest.OpenDump(t, "porep-base8.r1cs.txt.gz")
 	for range firstLine + 1 { // header and the lines before
 		sc.Scan()
 	}

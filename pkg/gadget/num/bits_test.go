@@ -1,12 +1,8 @@
 package num
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"math/big"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,17 +19,7 @@ func newSys() *r1cs.System { return r1cs.NewSystem(r1cs.WithValues(), r1cs.WithN
 // oracle dump.
 func compareDumpPrefix(t *testing.T, s *r1cs.System, file string) {
 	t.Helper()
-	fh, err := os.Open(filepath.Join(r1cstest.OracleDir(t), file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(gz)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	sc := r1cstest.OpenDump(t, file)
 	sc.Scan() // header
 	for j := range s.NumConstraints() {
 		if !sc.Scan() {

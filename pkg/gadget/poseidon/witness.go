@@ -72,7 +72,7 @@ func hashWitness(cs r1cs.CS, c *native.Optimized, preimage []num.AllocatedNum) n
 		st[i].Add(&st[i], &pre[i])
 		w.sbox(&st[i], &post[i], false)
 	}
-	mulDense(st, tmp, c.MDS)
+	native.MulDense(st, tmp, c.MDS)
 
 	for r := 1; r < half; r++ {
 		for i := range st {
@@ -80,9 +80,9 @@ func hashWitness(cs r1cs.CS, c *native.Optimized, preimage []num.AllocatedNum) n
 		}
 		keys = keys[t:]
 		if r == half-1 {
-			mulDense(st, tmp, c.PreSparse)
+			native.MulDense(st, tmp, c.PreSparse)
 		} else {
-			mulDense(st, tmp, c.MDS)
+			native.MulDense(st, tmp, c.MDS)
 		}
 	}
 
@@ -113,7 +113,7 @@ func hashWitness(cs r1cs.CS, c *native.Optimized, preimage []num.AllocatedNum) n
 			}
 			w.sbox(&st[i], k, true)
 		}
-		mulDense(st, tmp, c.MDS)
+		native.MulDense(st, tmp, c.MDS)
 	}
 	w.put(&st[1])
 
@@ -122,19 +122,4 @@ func hashWitness(cs r1cs.CS, c *native.Optimized, preimage []num.AllocatedNum) n
 		out.V = r1cs.Aux(first.Index() + n - 1)
 	}
 	return out
-}
-
-// mulDense sets st = m·st (m row-major) using tmp.
-func mulDense(st, tmp, m []fr.Element) {
-	t := len(st)
-	var x fr.Element
-	for i := range t {
-		row := m[i*t : (i+1)*t]
-		tmp[i].Mul(&row[0], &st[0])
-		for j := 1; j < t; j++ {
-			x.Mul(&row[j], &st[j])
-			tmp[i].Add(&tmp[i], &x)
-		}
-	}
-	copy(st, tmp)
 }

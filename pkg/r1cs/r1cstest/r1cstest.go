@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -43,18 +44,39 @@ func CompareDump(t testing.TB, s *r1cs.System, file string) {
 	}
 }
 
-func compareDump(s *r1cs.System, path string) error {
+// OpenDump opens the oracle dump file (a name in OracleDir) and returns a
+// line scanner at its header, closed when the test ends.
+func OpenDump(t testing.TB, file string) *bufio.Scanner {
+	t.Helper()
+	sc, closer, err := openDump(filepath.Join(OracleDir(t), file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closer.Close() })
+	return sc
+}
+
+func openDump(path string) (*bufio.Scanner, io.Closer, error) {
 	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	gz, err := gzip.NewReader(fh)
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(gz)
+	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	return sc, fh, nil
+}
+
+func compareDump(s *r1cs.System, path string) error {
+	sc, fh, err := openDump(path)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	gz, err := gzip.NewReader(fh)
-	if err != nil {
-		return err
-	}
-	sc := bufio.NewScanner(gz)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
 	if !sc.Scan() {
 		return fmt.Errorf("%s: empty", path)
 	}
