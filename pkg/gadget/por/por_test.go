@@ -180,3 +180,45 @@ func TestCheck(t *testing.T) {
 		t.Fatal("a top layer without a sub layer accepted")
 	}
 }
+
+// TestPublishedCounts: the PoR circuits of storage-proofs-core's
+// tests/por_circuit.rs (64 leaves per base tree; the root a public input,
+// or private as the StackedCircuit's) have the inputs and constraints that
+// file asserts under bellperson.
+func TestPublishedCounts(t *testing.T) {
+	sha, pos := hashers.SHA256{}, hashers.Poseidon{}
+	for _, tc := range []struct {
+		name                string
+		tree                Tree
+		private             bool
+		inputs, constraints int
+	}{
+		{"sha256 base 2", Tree{Base: 2, Hasher: sha}, false, 3, 272_295},
+		{"sha256 base 4", Tree{Base: 4, Hasher: sha}, false, 3, 216_258},
+		{"sha256 base 8", Tree{Base: 8, Hasher: sha}, false, 3, 250_987},
+		{"poseidon base 2", Tree{Base: 2, Hasher: pos}, false, 3, 1_887},
+		{"poseidon base 4", Tree{Base: 4, Hasher: pos}, false, 3, 1_164},
+		{"poseidon base 8", Tree{Base: 8, Hasher: pos}, false, 3, 1_063},
+		{"poseidon sub 8-2", Tree{Base: 8, Sub: 2, Hasher: pos}, false, 3, 1_377},
+		{"poseidon top 8-4-2", Tree{Base: 8, Sub: 4, Top: 2, Hasher: pos}, false, 3, 1_764},
+		{"poseidon sub 8-8", Tree{Base: 8, Sub: 8, Hasher: pos}, false, 3, 1_593},
+		{"poseidon top 8-8-2", Tree{Base: 8, Sub: 8, Top: 2, Hasher: pos}, false, 3, 1_907},
+		{"poseidon top 8-2-4", Tree{Base: 8, Sub: 2, Top: 4, Hasher: pos}, false, 3, 1_764},
+		{"poseidon base 2, private root", Tree{Base: 2, Hasher: pos}, true, 2, 1_886},
+		{"poseidon base 4, private root", Tree{Base: 4, Hasher: pos}, true, 2, 1_163},
+		{"poseidon base 8, private root", Tree{Base: 8, Hasher: pos}, true, 2, 1_062},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaves := uint64(64 * max(1, tc.tree.Sub) * max(1, tc.tree.Top))
+			s := r1cs.NewSystem()
+			c := Circuit{Tree: tc.tree, Value: Val(fr.Element{}), Path: tc.tree.Blank(leaves), Root: Val(fr.Element{}), Private: tc.private}
+			if _, err := c.Synthesize(s); err != nil {
+				t.Fatal(err)
+			}
+			if s.NumInputs() != tc.inputs || s.NumConstraints() != tc.constraints {
+				t.Fatalf("%d inputs and %d constraints, storage-proofs-core's test asserts %d and %d",
+					s.NumInputs(), s.NumConstraints(), tc.inputs, tc.constraints)
+			}
+		})
+	}
+}
