@@ -19,8 +19,8 @@ import (
 // (bellperson's R1CS, pkg/porep/circuit) on the GPU with parameters of
 // bellperson's structure from our generator, and requires, for each, the
 // CPU backend's bytes with the same r, s and a proof that the verifying key
-// accepts for the partition's public inputs: really sealed test-micro and
-// test-mini sectors, and the C1 outputs Lotus made for real 2 KiB and 8 MiB
+// accepts for the partition's public inputs: really sealed sectors of
+// every test shape, and the C1 outputs Lotus made for real 2 KiB and 8 MiB
 // sectors (when ../shared/fixtures is present).
 func TestPoRepPartitionMatchesCPU(t *testing.T) {
 	lib, dev := gpu(t)
@@ -36,6 +36,10 @@ func TestPoRepPartitionMatchesCPU(t *testing.T) {
 	}{
 		{"test-micro", func(t *testing.T) []byte { return poreptest.SealedC1(t, "test-micro", 11) }},
 		{"test-mini", func(t *testing.T) []byte { return poreptest.SealedC1(t, "test-mini", 12) }},
+		{"test-tiny", func(t *testing.T) []byte { return poreptest.SealedC1(t, "test-tiny", 13) }},
+		{"test-sub", func(t *testing.T) []byte { return poreptest.SealedC1(t, "test-sub", 14) }},
+		{"test-top", func(t *testing.T) []byte { return poreptest.SealedC1(t, "test-top", 15) }},
+		{"test-11layers", func(t *testing.T) []byte { return poreptest.SealedC1(t, "test-11layers", 16) }},
 		{"2KiB", func(t *testing.T) []byte { return c1test.LotusDoc(t, "2KiB.json") }},
 		{"8MiB", func(t *testing.T) []byte { return c1test.LotusDoc(t, "8MiB.json") }},
 	} {
