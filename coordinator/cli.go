@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/c2cluster/c2cluster/pkg/client"
+	"github.com/c2cluster/c2cluster/pkg/porep/seal"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 )
 
@@ -40,8 +42,7 @@ type submitFlags struct {
 	priority string
 	key      string
 	vanilla  bool
-	miner    uint64
-	sector   uint64
+	sector   sectorFlags
 	out      string
 	wait     bool
 }
@@ -50,13 +51,12 @@ func parseSubmit(name string, args []string, stderr io.Writer, wait bool) (*subm
 	fs := newFlags(name, stderr)
 	f := &submitFlags{wait: wait}
 	f.register(fs)
-	fs.StringVar(&f.c1File, "c1", "", "C1 output JSON file ('-' for stdin); required")
+	fs.StringVar(&f.c1File, "c1", "", "C1 output JSON file, or lotus-bench's Commit2In envelope around it ('-' for stdin); required")
 	fs.StringVar(&f.shape, "shape", "", "expected proof shape (checked against the C1 output)")
 	fs.StringVar(&f.priority, "priority", "normal", "high, normal or low")
 	fs.StringVar(&f.key, "key", "", "idempotency key: resubmitting with it returns the same job")
 	fs.BoolVar(&f.vanilla, "verify-vanilla", false, "ask the coordinator to check the vanilla proofs first")
-	fs.Uint64Var(&f.miner, "miner", 0, "miner (prover) id, informational")
-	fs.Uint64Var(&f.sector, "sector", 0, "sector number, informational")
+	f.sector.register(fs, "the sector's miner (f01000, t01000 or the actor id); with -sector the coordinator checks the C1 output's replica id against them")
 	fs.StringVar(&f.out, "out", "", "write the proof's bytes here (default: hex on stdout)")
 	if !wait {
 		fs.BoolVar(&f.wait, "wait", false, "wait for the proof, with progress")
@@ -87,8 +87,56 @@ func (f *submitFlags) request() (*c2clusterv1.SubmitRequest, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: -priority %q is not high, normal or low", exitCode(2), f.priority)
 	}
+	miner, number, err := f.sector.parse()
+	if err != nil {
+		return nil, err
+	}
+	ref := &c2clusterv1.SectorRef{MinerId: miner, SectorNumber: number}
 	return &c2clusterv1.SubmitRequest{C1Json: doc, Shape: f.shape, Priority: prio, IdempotencyKey: f.key,
-		VerifyVanilla: f.vanilla, Sector: &c2clusterv1.SectorRef{MinerId: f.miner, SectorNumber: f.sector}}, nil
+		VerifyVanilla: f.vanilla, Sector: ref}, nil
+}
+
+// sectorFlags are -miner and -sector, each optional.
+type sectorFlags struct{ miner, number string }
+
+func (f *sectorFlags) register(fs *flag.FlagSet, minerHelp string) {
+	fs.StringVar(&f.miner, "miner", "", minerHelp)
+	fs.StringVar(&f.number, "sector", "", "the sector number (see -miner)")
+}
+
+// parse gives the miner's actor id and the sector number, nil where not
+// given.
+func (f *sectorFlags) parse() (miner, number *uint64, err error) {
+	if f.miner != "" {
+		m, err := seal.ParseMinerID(f.miner)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: -miner: %v", exitCode(2), err)
+		}
+		miner = &m
+	}
+	if f.number != "" {
+		n, err := strconv.ParseUint(f.number, 10, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: -sector %q is not a sector number", exitCode(2), f.number)
+		}
+		number = &n
+	}
+	return miner, number, nil
+}
+
+// sectorName is a job's sector as people write it ("f01000 sector 42").
+func sectorName(s *c2clusterv1.SectorRef) string {
+	if s == nil {
+		return "not given"
+	}
+	miner, number := "miner not given", "not given"
+	if s.MinerId != nil {
+		miner = fmt.Sprintf("f0%d", *s.MinerId)
+	}
+	if s.SectorNumber != nil {
+		number = fmt.Sprint(*s.SectorNumber)
+	}
+	return miner + " sector " + number
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -192,8 +240,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if j := res.Job; j != nil {
 		fmt.Fprintln(stdout, client.ProgressLine(j))
 		t := j.Timings
-		fmt.Fprintf(stdout, "  shape %s, priority %s, sector %d/%d, trace %s\n", j.Shape,
-			strings.ToLower(strings.TrimPrefix(j.Priority.String(), "PRIORITY_")), j.GetSector().GetMinerId(), j.GetSector().GetSectorNumber(), j.TraceId)
+		fmt.Fprintf(stdout, "  shape %s, priority %s, sector %s, trace %s\n", j.Shape,
+			strings.ToLower(strings.TrimPrefix(j.Priority.String(), "PRIORITY_")), sectorName(j.Sector), j.TraceId)
 		fmt.Fprintf(stdout, "  timings (ms): queue wait %.0f, synthesis %.0f, prove %.0f, lock wait %.0f, verify %.0f, assemble %.0f, total %.0f\n",
 			t.GetQueueWaitMs(), t.GetSynthesisMs(), t.GetProveMs(), t.GetLockWaitMs(), t.GetVerifyMs(), t.GetAssembleMs(), t.GetTotalMs())
 	}

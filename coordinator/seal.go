@@ -22,6 +22,8 @@ func runSeal(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	data := fs.String("data", "", "unsealed sector data file (Nodes × 32 bytes); default: random from -seed (not with -sparse)")
 	out := fs.String("out", "", "write the C1 JSON here (default: <shape>.c1.json)")
 	sparse := fs.Bool("sparse", false, "write a sparse BENCHMARK INPUT instead of sealing (any shape; see below)")
+	var sector sectorFlags
+	sector.register(fs, "seal as this miner (f01000, t01000 or the actor id): its prover id enters the replica id (default: from -seed)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: coordinator seal [flags]\n\nSeal a sector of a shape and write its C1 output (commit phase 1) as JSON,\nwith progress on stderr.\n\nWith -sparse:\n%s\n\nFlags:\n", sealer.SparseC1Help)
 		fs.PrintDefaults()
@@ -37,6 +39,13 @@ func runSeal(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if _, err := porep.ShapeByName(*shape); err != nil {
 		return err
+	}
+	miner, number, err := sector.parse()
+	if err != nil {
+		return err
+	}
+	if *sparse && (miner != nil || number != nil) {
+		return fmt.Errorf("%w: -miner and -sector are for a sealed sector, not -sparse", exitCode(2))
 	}
 	path := *out
 	if path == "" {
@@ -55,7 +64,7 @@ func runSeal(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *sparse {
 		res, err = sealer.WriteSparseC1(ctx, sealer.SparseC1Config{Shape: *shape, Seed: *seed, Progress: stderr}, w)
 	} else {
-		cfg := sealer.RandomC1Config{Shape: *shape, Seed: *seed, Progress: stderr}
+		cfg := sealer.RandomC1Config{Shape: *shape, Seed: *seed, Miner: miner, SectorNumber: number, Progress: stderr}
 		if *data != "" {
 			f, err := os.Open(*data)
 			if err != nil {

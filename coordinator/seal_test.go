@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/verifier"
 )
@@ -63,4 +64,39 @@ func TestSealRejectsBadFlags(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "a failed seal leaves no file behind")
+}
+
+// TestSealAsMinerSector: -miner and -sector make the replica id the one
+// Filecoin derives for that sector (porep.ReplicaID, checked against Lotus's
+// C1 outputs in pkg/porep/c1), and are refused with -sparse or when malformed.
+func TestSealAsMinerSector(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c1.json")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"seal", "-out", path, "-shape", "test-tiny", "-miner", "t01000", "-sector", "42"}, &out, &errb)
+	require.Equal(t, 0, code, errb.String())
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	doc, err := c1.ParseBytes(b)
+	require.NoError(t, err)
+	require.Equal(t, porep.ReplicaID(porep.ProverID(1000), 42, doc.Ticket, doc.CommD, doc.Shape.PoRepID()), doc.ReplicaID)
+	require.NotEqual(t, porep.ReplicaID(porep.ProverID(1000), 43, doc.Ticket, doc.CommD, doc.Shape.PoRepID()), doc.ReplicaID)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-shape", "test-tiny", "-miner", "f3abc"}, "-miner"},
+		{[]string{"-shape", "test-tiny", "-sector", "-1"}, `-sector "-1" is not a sector number`},
+		{[]string{"-shape", "test-tiny", "-sparse", "-sector", "1"}, "not -sparse"},
+	} {
+		out.Reset()
+		errb.Reset()
+		p := filepath.Join(dir, "bad.json")
+		code := run(context.Background(), append([]string{"seal", "-out", p}, tc.args...), &out, &errb)
+		require.Equal(t, 2, code, errb.String())
+		require.Contains(t, errb.String(), tc.want)
+		require.NoFileExists(t, p)
+	}
 }

@@ -48,7 +48,7 @@ func JobStatus(j *jobstore.Job, now time.Time) *c2clusterv1.JobStatus {
 		Partitions: uint32(j.Partitions), PartitionsDone: uint32(j.Done), Reason: j.Reason,
 		Proof:         j.Proof,
 		CreatedUnixMs: j.Created.UnixMilli(), UpdatedUnixMs: j.Updated.UnixMilli(),
-		Sector: &c2clusterv1.SectorRef{MinerId: j.Sector.Miner, SectorNumber: j.Sector.Number},
+		Sector: sectorRef(j.Sector),
 		Timings: &c2clusterv1.StageTimings{
 			QueueWaitMs: ms(j.Timings.QueueWait), SynthesisMs: ms(j.Timings.Synthesis), ProveMs: ms(j.Timings.Prove),
 			LockWaitMs: ms(j.Timings.LockWait), VerifyMs: ms(j.Timings.Verify), AssembleMs: ms(j.Timings.Assemble),
@@ -221,4 +221,12 @@ func (s *Server) ListJobs(ctx context.Context, req *connect.Request[c2clusterv1.
 		res.Jobs = append(res.Jobs, st)
 	}
 	return connect.NewResponse(res), nil
+}
+
+// sectorRef is a job's sector as the API gives it (nil when not given).
+func sectorRef(s jobstore.Sector) *c2clusterv1.SectorRef {
+	if s.Miner == nil && s.Number == nil {
+		return nil
+	}
+	return &c2clusterv1.SectorRef{MinerId: s.Miner, SectorNumber: s.Number}
 }

@@ -32,6 +32,12 @@ var ErrProofInvalid = errors.New("assembled proof does not verify")
 type Inspection struct {
 	Shape      string
 	Partitions int
+	// SectorSize is the shape's sector size in bytes.
+	SectorSize uint64
+	// ReplicaID, CommD and Ticket are the C1 output's, and PoRepID its
+	// proof type's: what a sector's replica id is derived from.
+	ReplicaID, CommD, Ticket porep.Domain
+	PoRepID                  [32]byte
 }
 
 // ProofSystem is what the coordinator needs of the proof system.
@@ -103,7 +109,8 @@ func (p *PoRep) Inspect(ctx context.Context, data []byte, vanilla bool) (Inspect
 			return Inspection{}, fmt.Errorf("%w: vanilla proof check: %w", ErrInvalidC1, err)
 		}
 	}
-	return Inspection{Shape: out.Shape.Name, Partitions: out.Shape.Partitions}, nil
+	return Inspection{Shape: out.Shape.Name, Partitions: out.Shape.Partitions, SectorSize: out.Shape.SectorSize(),
+		ReplicaID: out.ReplicaID, CommD: out.CommD, Ticket: out.Ticket, PoRepID: out.Shape.PoRepID()}, nil
 }
 
 // VerifyJob implements ProofSystem with one batch verification.

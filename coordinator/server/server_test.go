@@ -16,6 +16,8 @@ import (
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/client"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
@@ -48,10 +50,10 @@ func TestProveWithTwoWorkers(t *testing.T) {
 	w1.run(1)
 	w2.run(1)
 
-	doc := sealedC1(t, 1)
+	doc := poreptest.SealedSectorC1(t, testShape, 1, 1000, 42)
 	var progress []string
 	st, err := co.client.Prove(c.ctx, &c2clusterv1.SubmitRequest{C1Json: doc, Shape: testShape,
-		Sector: &c2clusterv1.SectorRef{MinerId: 1000, SectorNumber: 42}}, func(j *c2clusterv1.JobStatus) {
+		Sector: &c2clusterv1.SectorRef{MinerId: u64(1000), SectorNumber: u64(42)}}, func(j *c2clusterv1.JobStatus) {
 		progress = append(progress, client.ProgressLine(j))
 	})
 	require.NoError(t, err)
@@ -60,7 +62,8 @@ func TestProveWithTwoWorkers(t *testing.T) {
 	require.EqualValues(t, 3, st.PartitionsDone)
 	require.Len(t, st.Proof, 3*192)
 	verifyIndependently(t, doc, st.Proof)
-	require.EqualValues(t, 1000, st.Sector.MinerId)
+	require.EqualValues(t, 1000, st.Sector.GetMinerId())
+	require.EqualValues(t, 42, st.Sector.GetSectorNumber())
 	require.Greater(t, st.Timings.SynthesisMs, 0.0)
 	require.Greater(t, st.Timings.ProveMs, 0.0)
 	require.Greater(t, st.Timings.AssembleMs, 0.0)
@@ -359,4 +362,68 @@ func TestPriorityLanesAcrossJobs(t *testing.T) {
 	cancel()
 	require.NoError(t, <-done)
 	require.Equal(t, []string{"high", "high", "high", "normal", "normal", "normal", "low", "low", "low"}, order)
+}
+
+func u64(v uint64) *uint64 { return &v }
+
+// TestSectorAndEnvelopeAtSubmit: lotus-bench's Commit2In envelope is
+// accepted as the C1 output (its sector and miner become the job's), a
+// sector that is not the C1 output's replica is refused naming the field,
+// and a refused request queues nothing.
+func TestSectorAndEnvelopeAtSubmit(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	params(t)
+	co := c.startCoordinator(server.Config{})
+	w := c.newWorker("w")
+	w.run(1)
+	shape, err := porep.ShapeByName(testShape)
+	require.NoError(t, err)
+	size := shape.SectorSize()
+	doc := poreptest.SealedSectorC1(t, testShape, 5, 1000, 42)
+
+	cases := []struct {
+		name string
+		req  *c2clusterv1.SubmitRequest
+		want string
+	}{
+		{"wrong sector", &c2clusterv1.SubmitRequest{C1Json: doc, Sector: &c2clusterv1.SectorRef{MinerId: u64(1000), SectorNumber: u64(43)}}, "not the replica id of miner 1000, sector 43"},
+		{"wrong miner", &c2clusterv1.SubmitRequest{C1Json: doc, Sector: &c2clusterv1.SectorRef{MinerId: u64(1001), SectorNumber: u64(42)}}, "not the replica id of miner 1001, sector 42"},
+		{"envelope of another sector", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 41, size, "f01000")}, "sector 41"},
+		{"envelope and request disagree", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, size, "f01000"),
+			Sector: &c2clusterv1.SectorRef{SectorNumber: u64(7)}}, "sector_number 7, but the Commit2In envelope's SectorNum is 42"},
+		{"envelope miner disagrees", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, size, "f01000"),
+			Sector: &c2clusterv1.SectorRef{MinerId: u64(9)}}, "miner_id 9, but the Commit2In envelope's Miner is f01000"},
+		{"envelope sector size", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, 2*size, "")}, "SectorSize"},
+		{"envelope bad miner", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, size, "f3abc")}, "Miner"},
+		{"envelope without Phase1Out", &c2clusterv1.SubmitRequest{C1Json: []byte(`{"SectorNum":42,"SectorSize":2048}`)}, "Phase1Out"},
+	}
+	for _, tc := range cases {
+		_, err := co.client.Submit(c.ctx, tc.req)
+		require.Error(t, err, tc.name)
+		require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%s: %v", tc.name, err)
+		require.ErrorContains(t, err, tc.want, tc.name)
+	}
+	depth, err := c.q.Depth(c.ctx)
+	require.NoError(t, err)
+	require.Empty(t, depth, "nothing queued")
+	jobs, err := c.store.List(c.ctx, "", 10)
+	require.NoError(t, err)
+	require.Empty(t, jobs, "nothing recorded")
+
+	// The envelope as Lotus writes it (no Miner) with the miner given
+	// beside it: proved, verified, and the job names the sector.
+	st, err := co.client.Prove(c.ctx, &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, size, ""),
+		Sector: &c2clusterv1.SectorRef{MinerId: u64(1000)}}, nil)
+	require.NoError(t, err)
+	require.Equal(t, c2clusterv1.JobState_JOB_STATE_DONE, st.State, st.Reason)
+	verifyIndependently(t, doc, st.Proof)
+	require.EqualValues(t, 1000, st.Sector.GetMinerId())
+	require.EqualValues(t, 42, st.Sector.GetSectorNumber())
+
+	// Without any sector the job has none, and nothing is checked.
+	sub, err := co.client.Submit(c.ctx, &c2clusterv1.SubmitRequest{C1Json: doc, IdempotencyKey: "no-sector"})
+	require.NoError(t, err)
+	got, err := co.client.Status(c.ctx, sub.JobId)
+	require.NoError(t, err)
+	require.Nil(t, got.Job.Sector)
 }

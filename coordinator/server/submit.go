@@ -13,6 +13,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/seal"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
@@ -97,7 +100,23 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		}
 	}
 
-	insp, err := s.ps.Inspect(ctx, req.C1Json, req.VerifyVanilla || s.cfg.VerifyVanilla)
+	// lotus-bench's Commit2In envelope: the C1 output inside is what is
+	// stored and proved; its sector number and miner join the request's.
+	c1doc := req.C1Json
+	var env *c1.Commit2In
+	if c1.IsCommit2In(c1doc) {
+		if env, err = c1.ParseCommit2In(c1doc); err != nil {
+			s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "invalid_c1").Inc()
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: %w", ErrInvalidC1, err))
+		}
+		c1doc = env.Phase1Out
+	}
+	sector, err := sectorOf(req.GetSector(), env)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+
+	insp, err := s.ps.Inspect(ctx, c1doc, req.VerifyVanilla || s.cfg.VerifyVanilla)
 	switch {
 	case errors.Is(err, ErrInvalidC1):
 		s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "invalid_c1").Inc()
@@ -110,6 +129,21 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 	if req.Shape != "" && req.Shape != insp.Shape {
 		s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "wrong_shape").Inc()
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: the request says shape %q but the C1 output is of shape %q", ErrInvalidC1, req.Shape, insp.Shape))
+	}
+	if env != nil && env.SectorSize != insp.SectorSize {
+		s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "wrong_shape").Inc()
+		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: the Commit2In envelope's SectorSize is %d, the C1 output's %s sector has %d bytes",
+			ErrInvalidC1, env.SectorSize, insp.Shape, insp.SectorSize))
+	}
+	if sector.Known() {
+		// As verify_seal derives it: a C1 output of another sector (or
+		// miner) would make a proof the chain rejects for this one.
+		want := porep.ReplicaID(porep.ProverID(*sector.Miner), *sector.Number, insp.Ticket, insp.CommD, insp.PoRepID)
+		if want != insp.ReplicaID {
+			s.cfg.Metrics.FailuresTotal.WithLabelValues("submit", "wrong_sector").Inc()
+			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: replica_id %s is not the replica id of miner %d, sector %d (%s) with this C1 output's ticket, comm_d and proof type: wrong miner id or sector number, or the C1 output of another sector",
+				ErrInvalidC1, insp.ReplicaID, *sector.Miner, *sector.Number, want))
+		}
 	}
 	if err := queue.CheckName("shape", insp.Shape); err != nil {
 		return nil, connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf("%w: %v", ErrUnsupportedShape, err))
@@ -139,13 +173,13 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		return nil, connect.NewError(connect.CodeUnavailable, err)
 	}
 	if existing == nil {
-		blob, err := s.q.PutBlob(ctx, jobID, req.C1Json)
+		blob, err := s.q.PutBlob(ctx, jobID, c1doc)
 		if err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, err)
 		}
 		nj := jobstore.NewJob{
 			ID: jobID, Shape: insp.Shape, Lane: lane, Partitions: insp.Partitions,
-			Sector:  jobstore.Sector{Miner: req.GetSector().GetMinerId(), Number: req.GetSector().GetSectorNumber()},
+			Sector:  sector,
 			BlobRef: blob.Name, BlobSize: blob.Size, BlobSHA256: blob.SHA256[:],
 			TraceParent: telemetry.TraceParent(ctx), IdempotencyKey: req.IdempotencyKey,
 		}
@@ -209,4 +243,31 @@ func (s *Server) publish(ctx context.Context, j *jobstore.Job) error {
 		seqs[uint32(p)] = pub.Seq
 	}
 	return s.store.SetPublished(ctx, j.ID, seqs, j.Partitions)
+}
+
+// sectorOf is a submission's sector: the request's miner id and sector
+// number, and the Commit2In envelope's (its SectorNum, its Miner when
+// there); where both give one they must agree.
+func sectorOf(ref *c2clusterv1.SectorRef, env *c1.Commit2In) (jobstore.Sector, error) {
+	var miner, number *uint64
+	if ref != nil {
+		miner, number = ref.MinerId, ref.SectorNumber
+	}
+	if env != nil {
+		if number != nil && *number != env.SectorNum {
+			return jobstore.Sector{}, fmt.Errorf("%w: sector_number %d, but the Commit2In envelope's SectorNum is %d", ErrInvalidC1, *number, env.SectorNum)
+		}
+		number = &env.SectorNum
+		if env.Miner != "" {
+			m, err := seal.ParseMinerID(env.Miner)
+			if err != nil {
+				return jobstore.Sector{}, fmt.Errorf("%w: the Commit2In envelope's Miner: %w", ErrInvalidC1, err)
+			}
+			if miner != nil && *miner != m {
+				return jobstore.Sector{}, fmt.Errorf("%w: miner_id %d, but the Commit2In envelope's Miner is %s", ErrInvalidC1, *miner, env.Miner)
+			}
+			miner = &m
+		}
+	}
+	return jobstore.Sector{Miner: miner, Number: number}, nil
 }

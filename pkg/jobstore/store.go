@@ -165,7 +165,7 @@ func (s *Store) Create(ctx context.Context, j NewJob) (bool, error) {
 	args := []any{s.ttlMs(),
 		"id", j.ID, "state", string(StateQueued), "shape", j.Shape, "lane", j.Lane,
 		"partitions", j.Partitions, "done", 0, "published", 0,
-		"miner", j.Sector.Miner, "sector", j.Sector.Number,
+		"miner", optUint(j.Sector.Miner), "sector", optUint(j.Sector.Number),
 		"blob", j.BlobRef, "blob_size", j.BlobSize, "blob_sha256", hex.EncodeToString(j.BlobSHA256),
 		"traceparent", j.TraceParent, "idem", j.IdempotencyKey,
 		"created_ms", now, "updated_ms", now,
@@ -602,6 +602,13 @@ func decodeJob(m map[string]string) (*Job, error) {
 		n, _ := strconv.ParseUint(m[k], 10, 64)
 		return n
 	}
+	ou := func(k string) *uint64 {
+		n, err := strconv.ParseUint(m[k], 10, 64)
+		if err != nil {
+			return nil
+		}
+		return &n
+	}
 	t := func(k string) time.Time {
 		if n := i(k); n > 0 {
 			return time.UnixMilli(n)
@@ -616,7 +623,7 @@ func decodeJob(m map[string]string) (*Job, error) {
 	j := &Job{
 		NewJob: NewJob{
 			ID: m["id"], Shape: m["shape"], Lane: m["lane"], Partitions: int(i("partitions")),
-			Sector:  Sector{Miner: u("miner"), Number: u("sector")},
+			Sector:  Sector{Miner: ou("miner"), Number: ou("sector")},
 			BlobRef: m["blob"], BlobSize: u("blob_size"), BlobSHA256: sha,
 			TraceParent: m["traceparent"], IdempotencyKey: m["idem"],
 		},
@@ -634,4 +641,12 @@ func decodeJob(m map[string]string) (*Job, error) {
 		return nil, fmt.Errorf("jobstore: job %s has unknown state %q", j.ID, j.State)
 	}
 	return j, nil
+}
+
+// optUint is an optional number as a hash field: "" when absent.
+func optUint(v *uint64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatUint(*v, 10)
 }

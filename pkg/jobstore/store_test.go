@@ -30,8 +30,10 @@ func setup(t *testing.T) (*jobstore.Store, context.Context) {
 
 func newJob(id string, parts int) jobstore.NewJob {
 	return jobstore.NewJob{ID: id, Shape: "test", Lane: "normal", Partitions: parts, BlobRef: id,
-		BlobSize: 10, BlobSHA256: make([]byte, 32), Sector: jobstore.Sector{Miner: 1000, Number: 7}}
+		BlobSize: 10, BlobSHA256: make([]byte, 32), Sector: jobstore.Sector{Miner: u64(1000), Number: u64(7)}}
 }
+
+func u64(v uint64) *uint64 { return &v }
 
 func proof(p int) []byte { return []byte(fmt.Sprintf("proof-%03d", p)) }
 
@@ -48,7 +50,19 @@ func TestCreateGetAndTTLs(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, jobstore.StateQueued, j.State)
 	require.Equal(t, 2, j.Partitions)
-	require.Equal(t, jobstore.Sector{Miner: 1000, Number: 7}, j.Sector)
+	require.Equal(t, jobstore.Sector{Miner: u64(1000), Number: u64(7)}, j.Sector)
+	require.True(t, j.Sector.Known())
+	// A sector number without a miner (and none at all) is kept as given.
+	for id, sec := range map[string]jobstore.Sector{"j-number": {Number: u64(0)}, "j-none": {}} {
+		nj := newJob(id, 1)
+		nj.Sector = sec
+		_, err = s.Create(ctx, nj)
+		require.NoError(t, err)
+		got, err := s.Get(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, sec, got.Sector, id)
+		require.False(t, got.Sector.Known(), id)
+	}
 	require.Len(t, j.BlobSHA256, 32)
 
 	require.NoError(t, s.SetPublished(ctx, "j1", map[uint32]uint64{0: 11, 1: 12}, 2))

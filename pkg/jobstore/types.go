@@ -66,10 +66,14 @@ type Timings struct {
 	Assemble time.Duration
 }
 
-// Sector names the sector of a job.
+// Sector names the sector of a job: its miner's actor id and its number,
+// each nil when the submission did not give it.
 type Sector struct {
-	Miner, Number uint64
+	Miner, Number *uint64
 }
+
+// Known says whether both the miner and the number are given.
+func (s Sector) Known() bool { return s.Miner != nil && s.Number != nil }
 
 // NewJob is what Create records.
 type NewJob struct {

@@ -9,6 +9,15 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 )
 
+// ProverID is the prover id of a miner actor, as filecoin-ffi's toProverID
+// makes it: the payload of the actor's ID address (the actor id as an
+// unsigned LEB128 varint) zero-padded to 32 bytes.
+func ProverID(actorID uint64) [32]byte {
+	var out [32]byte
+	binary.PutUvarint(out[:], actorID)
+	return out
+}
+
 // ReplicaID derives the replica id as rust-fil-proofs' generate_replica_id:
 // SHA-256(prover_id ‖ sector_id (u64 big-endian) ‖ ticket ‖ comm_d ‖ porep_id),
 // truncated to 254 bits.

@@ -8,6 +8,7 @@ package poreptest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 
@@ -69,6 +70,30 @@ func SealedC1(t testing.TB, shape string, seed uint64) []byte {
 	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: shape, Seed: seed}, &buf)
 	require.NoError(t, err)
 	return buf.Bytes()
+}
+
+// SealedSectorC1 seals a random sector of shape (deterministic from seed)
+// for miner actor id and sector number, so that its replica id is the one
+// verify_seal derives from them, and returns its C1 output JSON.
+func SealedSectorC1(t testing.TB, shape string, seed, miner, sector uint64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := sealer.WriteRandomC1(context.Background(), sealer.RandomC1Config{Shape: shape, Seed: seed, Miner: &miner, SectorNumber: &sector}, &buf)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+// Commit2In wraps a C1 output JSON in lotus-bench's Commit2In envelope,
+// as Lotus writes it (miner "" leaves the Miner field out).
+func Commit2In(t testing.TB, doc []byte, sector, sectorSize uint64, miner string) []byte {
+	t.Helper()
+	env := map[string]any{"SectorNum": sector, "Phase1Out": doc, "SectorSize": sectorSize}
+	if miner != "" {
+		env["Miner"] = miner
+	}
+	b, err := json.Marshal(env)
+	require.NoError(t, err)
+	return b
 }
 
 // TamperPath flips a bit of a tree D path hash in partition 1's first

@@ -1,21 +1,16 @@
 package seal
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/c2cluster/c2cluster/pkg/porep"
 )
 
-// ProverID is the prover id of a miner actor, as filecoin-ffi's toProverID
-// makes it: the payload of the actor's ID address (the actor id as an
-// unsigned LEB128 varint) zero-padded to 32 bytes.
-func ProverID(actorID uint64) [32]byte {
-	var out [32]byte
-	binary.PutUvarint(out[:], actorID)
-	return out
-}
+// ProverID is the prover id of a miner actor (porep.ProverID).
+func ProverID(actorID uint64) [32]byte { return porep.ProverID(actorID) }
 
 // maxActorID is the largest id of an ID address (63 bits).
 const maxActorID = 1<<63 - 1

@@ -18,6 +18,9 @@ type RandomC1Config struct {
 	// Seed makes the run deterministic: sector data (unless Data is set),
 	// prover id, sector id, ticket and the interactive seed derive from it.
 	Seed uint64
+	// Miner and SectorNumber, when set, fix the prover id (the miner actor's:
+	// porep.ProverID) and the sector number instead of drawing them.
+	Miner, SectorNumber *uint64
 	// Data, if not nil, supplies the unsealed sector: Nodes × 32 bytes, each
 	// 32-byte node fr32-valid (its top two bits are cleared if not).
 	Data io.Reader
@@ -67,6 +70,12 @@ func WriteRandomC1(ctx context.Context, cfg RandomC1Config, w io.Writer) (*Resul
 		}
 	}
 	id, seed := drawIdentity(rng)
+	if cfg.Miner != nil {
+		id.ProverID = porep.ProverID(*cfg.Miner)
+	}
+	if cfg.SectorNumber != nil {
+		id.SectorID = *cfg.SectorNumber
+	}
 
 	sec, err := Seal(ctx, s, data, id, prog)
 	if err != nil {

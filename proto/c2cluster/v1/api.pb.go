@@ -197,12 +197,15 @@ func (VerifyingKeySource) EnumDescriptor() ([]byte, []int) {
 	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{2}
 }
 
-// SectorRef names the sector a C1 output belongs to (informational; the C1
-// output itself carries what the proof needs).
+// SectorRef names the sector a C1 output belongs to. With both fields set,
+// the coordinator checks the C1 output's replica id against them (the
+// prover id is the miner's actor id), the ticket, comm_d and the proof
+// type's porep id before accepting the job, as verify_seal would.
 type SectorRef struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MinerId       uint64                 `protobuf:"varint,1,opt,name=miner_id,json=minerId,proto3" json:"miner_id,omitempty"`
-	SectorNumber  uint64                 `protobuf:"varint,2,opt,name=sector_number,json=sectorNumber,proto3" json:"sector_number,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The miner's actor id (1001 for f01001).
+	MinerId       *uint64 `protobuf:"varint,1,opt,name=miner_id,json=minerId,proto3,oneof" json:"miner_id,omitempty"`
+	SectorNumber  *uint64 `protobuf:"varint,2,opt,name=sector_number,json=sectorNumber,proto3,oneof" json:"sector_number,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -238,22 +241,26 @@ func (*SectorRef) Descriptor() ([]byte, []int) {
 }
 
 func (x *SectorRef) GetMinerId() uint64 {
-	if x != nil {
-		return x.MinerId
+	if x != nil && x.MinerId != nil {
+		return *x.MinerId
 	}
 	return 0
 }
 
 func (x *SectorRef) GetSectorNumber() uint64 {
-	if x != nil {
-		return x.SectorNumber
+	if x != nil && x.SectorNumber != nil {
+		return *x.SectorNumber
 	}
 	return 0
 }
 
 type SubmitRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The SealCommitPhase1Output JSON, as rust-fil-proofs writes it.
+	// The SealCommitPhase1Output JSON, as rust-fil-proofs writes it, or
+	// lotus-bench's Commit2In envelope around it ({"SectorNum", "Phase1Out":
+	// base64 of the C1 JSON, "SectorSize"}, optionally "Miner"), detected
+	// automatically: its sector size must be the C1 output's, and its sector
+	// number and miner fill (or must equal) sector.
 	C1Json []byte     `protobuf:"bytes,1,opt,name=c1_json,json=c1Json,proto3" json:"c1_json,omitempty"`
 	Sector *SectorRef `protobuf:"bytes,2,opt,name=sector,proto3" json:"sector,omitempty"`
 	// Expected proof shape ("2KiB", "32GiB", a test shape...). Empty: taken
@@ -1698,10 +1705,12 @@ var File_c2cluster_v1_api_proto protoreflect.FileDescriptor
 
 const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\n" +
-	"\x16c2cluster/v1/api.proto\x12\fc2cluster.v1\"K\n" +
-	"\tSectorRef\x12\x19\n" +
-	"\bminer_id\x18\x01 \x01(\x04R\aminerId\x12#\n" +
-	"\rsector_number\x18\x02 \x01(\x04R\fsectorNumber\"\xf3\x01\n" +
+	"\x16c2cluster/v1/api.proto\x12\fc2cluster.v1\"t\n" +
+	"\tSectorRef\x12\x1e\n" +
+	"\bminer_id\x18\x01 \x01(\x04H\x00R\aminerId\x88\x01\x01\x12(\n" +
+	"\rsector_number\x18\x02 \x01(\x04H\x01R\fsectorNumber\x88\x01\x01B\v\n" +
+	"\t_miner_idB\x10\n" +
+	"\x0e_sector_number\"\xf3\x01\n" +
 	"\rSubmitRequest\x12\x17\n" +
 	"\ac1_json\x18\x01 \x01(\fR\x06c1Json\x12/\n" +
 	"\x06sector\x18\x02 \x01(\v2\x17.c2cluster.v1.SectorRefR\x06sector\x12\x14\n" +
@@ -1932,6 +1941,7 @@ func file_c2cluster_v1_api_proto_init() {
 	if File_c2cluster_v1_api_proto != nil {
 		return
 	}
+	file_c2cluster_v1_api_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -14,9 +14,9 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 )
 
-// LotusDoc returns the SealCommitPhase1Output JSON inside the Lotus-made
-// fixture name ("2KiB.json", "8MiB.json"), or skips the test.
-func LotusDoc(t testing.TB, name string) []byte {
+// LotusFile returns the Lotus-made fixture name ("2KiB.json", "8MiB.json")
+// as it is (the Commit2In envelope), or skips the test.
+func LotusFile(t testing.TB, name string) []byte {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	// pkg/porep/c1/c1test → repository root → ../shared/fixtures
@@ -28,6 +28,15 @@ func LotusDoc(t testing.TB, name string) []byte {
 	if err != nil {
 		t.Skipf("the Lotus-made C1 fixtures are not present at %s (set C2_FIXTURES_DIR): %v", dir, err)
 	}
+	return raw
+}
+
+// LotusDoc returns the SealCommitPhase1Output JSON inside the Lotus-made
+// fixture name ("2KiB.json", "8MiB.json"), or skips the test. (It decodes
+// the envelope itself, independently of c1.ParseCommit2In.)
+func LotusDoc(t testing.TB, name string) []byte {
+	t.Helper()
+	raw := LotusFile(t, name)
 	var env struct{ Phase1Out string }
 	if err := json.Unmarshal(raw, &env); err != nil {
 		t.Fatalf("%s: %v", name, err)
