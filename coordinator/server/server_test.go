@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/client"
@@ -115,6 +119,9 @@ func TestIdempotentResubmit(t *testing.T) {
 	require.False(t, first.Deduplicated)
 	require.Equal(t, testShape, first.Shape)
 	require.EqualValues(t, 3, first.Partitions)
+	got, err := co.client.Status(c.ctx, first.JobId)
+	require.NoError(t, err)
+	require.Nil(t, got.Job.Sector, "no sector given, none recorded")
 	again, err := co.grpc.Submit(c.ctx, req) // same service over gRPC
 	require.NoError(t, err)
 	require.True(t, again.Deduplicated)
@@ -411,19 +418,29 @@ func TestSectorAndEnvelopeAtSubmit(t *testing.T) {
 	require.Empty(t, jobs, "nothing recorded")
 
 	// The envelope as Lotus writes it (no Miner) with the miner given
-	// beside it: proved, verified, and the job names the sector.
-	st, err := co.client.Prove(c.ctx, &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, size, ""),
-		Sector: &c2clusterv1.SectorRef{MinerId: u64(1000)}}, nil)
+	// beside it, through gRPC and again through plain HTTP/JSON (as curl
+	// sends it): one job (the idempotency key) that completes with a proof
+	// that verifies, and names the sector.
+	env := poreptest.Commit2In(t, doc, 42, size, "")
+	req := &c2clusterv1.SubmitRequest{C1Json: env, Sector: &c2clusterv1.SectorRef{MinerId: u64(1000)}, IdempotencyKey: "door"}
+	viaGRPC, err := co.grpc.Submit(c.ctx, req)
+	require.NoError(t, err)
+	body, err := protojson.Marshal(req)
+	require.NoError(t, err)
+	hres, err := http.Post(co.http.URL+"/c2cluster.v1.ProofService/Submit", "application/json", bytes.NewReader(body))
+	require.NoError(t, err)
+	defer hres.Body.Close()
+	rb, err := io.ReadAll(hres.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, hres.StatusCode, string(rb))
+	var viaJSON c2clusterv1.SubmitResponse
+	require.NoError(t, protojson.Unmarshal(rb, &viaJSON))
+	require.Equal(t, viaGRPC.JobId, viaJSON.JobId)
+	require.True(t, viaJSON.Deduplicated)
+	st, err := co.client.Await(c.ctx, viaGRPC.JobId)
 	require.NoError(t, err)
 	require.Equal(t, c2clusterv1.JobState_JOB_STATE_DONE, st.State, st.Reason)
 	verifyIndependently(t, doc, st.Proof)
 	require.EqualValues(t, 1000, st.Sector.GetMinerId())
 	require.EqualValues(t, 42, st.Sector.GetSectorNumber())
-
-	// Without any sector the job has none, and nothing is checked.
-	sub, err := co.client.Submit(c.ctx, &c2clusterv1.SubmitRequest{C1Json: doc, IdempotencyKey: "no-sector"})
-	require.NoError(t, err)
-	got, err := co.client.Status(c.ctx, sub.JobId)
-	require.NoError(t, err)
-	require.Nil(t, got.Job.Sector)
 }
