@@ -9,7 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/porep/c1"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1/c1test"
+	"github.com/c2cluster/c2cluster/pkg/porep/seal"
 	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
 	"github.com/c2cluster/c2cluster/pkg/porep/verifier"
 )
@@ -133,4 +136,29 @@ func TestVerifyNeedsShape(t *testing.T) {
 	require.ErrorAs(t, verifier.CheckStructure(out, verifier.Options{}), &ve)
 	require.Equal(t, verifier.CheckShape, ve.Check)
 	require.Contains(t, ve.Error(), "vanilla_proofs.C2ClusterTest[0]")
+}
+
+// TestVerifyAcceptsLotusC1: the C1 outputs Lotus made for real 2 KiB and
+// 8 MiB sectors pass every check, the replica id included with the miner
+// and sector number of their Commit2In envelopes; another sector number
+// is refused.
+func TestVerifyAcceptsLotusC1(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"2KiB.json", "8MiB.json"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env, err := c1.ParseCommit2In(c1test.LotusFile(t, name))
+			require.NoError(t, err)
+			out, err := c1.ParseBytes(env.Phase1Out)
+			require.NoError(t, err)
+			miner, err := seal.ParseMinerID(env.Miner)
+			require.NoError(t, err)
+			id := verifier.Identity{ProverID: porep.ProverID(miner), SectorID: env.SectorNum}
+			require.NoError(t, verifier.Verify(context.Background(), out, verifier.Options{Identity: &id}))
+			id.SectorID++
+			var ve *verifier.Error
+			require.ErrorAs(t, verifier.Verify(context.Background(), out, verifier.Options{Identity: &id}), &ve)
+			require.Equal(t, verifier.CheckReplicaID, ve.Check)
+		})
+	}
 }
