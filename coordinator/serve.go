@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/c2cluster/c2cluster/coordinator/cuzk"
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
@@ -22,6 +23,8 @@ import (
 // serveConfig is the serve command's configuration (flags and environment).
 type serveConfig struct {
 	listen          string
+	cuzkListen      string
+	cuzkSocket      string
 	natsURL         string
 	natsEmbeddedDir string
 	redisAddr       string
@@ -43,6 +46,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs := newFlags("serve", stderr)
 	c := &serveConfig{}
 	fs.StringVar(&c.listen, "listen", envOr("C2_LISTEN", "127.0.0.1:8080"), "address of the API, /metrics and /healthz ($C2_LISTEN)")
+	fs.StringVar(&c.cuzkListen, "cuzk-listen", envOr("C2_CUZK_LISTEN", ""), "TCP address of Curio's cuzk proving-engine API (gRPC), e.g. "+cuzk.DefaultTCPAddr+"; empty: off ($C2_CUZK_LISTEN)")
+	fs.StringVar(&c.cuzkSocket, "cuzk-socket", envOr("C2_CUZK_SOCKET", ""), "unix socket of Curio's cuzk proving-engine API (gRPC), e.g. "+cuzk.DefaultSocketPath+"; empty: off ($C2_CUZK_SOCKET)")
 	fs.StringVar(&c.natsURL, "nats", envOr("C2_NATS_URL", "nats://127.0.0.1:4222"), "NATS server URL ($C2_NATS_URL)")
 	fs.StringVar(&c.natsEmbeddedDir, "nats-embedded-dir", envOr("C2_NATS_EMBEDDED_DIR", ""), "run an embedded NATS server with JetStream stored here instead of dialing -nats ($C2_NATS_EMBEDDED_DIR)")
 	fs.StringVar(&c.redisAddr, "redis", envOr("C2_REDIS_ADDR", "127.0.0.1:6379"), "Redis address ($C2_REDIS_ADDR)")
@@ -142,20 +147,78 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return fmt.Errorf("listen %s: %w", cfg.listen, err)
 	}
 	hs := &http.Server{Handler: srv.Mux(), Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
+	errc := make(chan error, 3)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", natsURL),
 		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir))
+	cuzkServers, err := serveCuzk(cfg, srv, log, errc)
+	if err != nil {
+		_ = hs.Close()
+		return err
+	}
 	select {
 	case err := <-errc:
+		for _, s := range cuzkServers {
+			_ = s.Close()
+		}
+		_ = hs.Close()
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("coordinator: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
+	for _, s := range cuzkServers {
+		// A Prove waits for its proof: when the drain times out, close.
+		if err := s.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Warn("coordinator: cuzk API: closing with requests in flight", slog.Any("err", err))
+			_ = s.Close()
+		}
+	}
 	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("http shutdown: %w", err)
 	}
 	return nil
+}
+
+// serveCuzk serves Curio's cuzk proving-engine API on -cuzk-listen and
+// -cuzk-socket (none when both are empty); Serve errors go to errc.
+func serveCuzk(cfg *serveConfig, srv *server.Server, log *slog.Logger, errc chan<- error) ([]*http.Server, error) {
+	if cfg.cuzkListen == "" && cfg.cuzkSocket == "" {
+		return nil, nil
+	}
+	eng, err := cuzk.New(srv, cuzk.Config{Metrics: srv.Metrics(), MaxMessageBytes: int(cfg.maxC1Bytes) + 1<<20, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	var lns []net.Listener
+	if cfg.cuzkListen != "" {
+		ln, err := net.Listen("tcp", cfg.cuzkListen)
+		if err != nil {
+			return nil, fmt.Errorf("cuzk API: listen %s: %w", cfg.cuzkListen, err)
+		}
+		lns = append(lns, ln)
+	}
+	if cfg.cuzkSocket != "" {
+		ln, err := cuzk.ListenUnix(cfg.cuzkSocket)
+		if err != nil {
+			for _, l := range lns {
+				_ = l.Close()
+			}
+			return nil, err
+		}
+		lns = append(lns, ln)
+	}
+	var servers []*http.Server
+	for _, ln := range lns {
+		s := cuzk.NewHTTPServer(eng.Mux())
+		servers = append(servers, s)
+		go func() {
+			if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("cuzk API on %s: %w", ln.Addr(), err)
+			}
+		}()
+		log.Info("coordinator: serving Curio's cuzk API (cuzk.v1.ProvingEngine, gRPC)", slog.String("addr", ln.Addr().Network()+":"+ln.Addr().String()))
+	}
+	return servers, nil
 }

@@ -35,6 +35,9 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 		"c2cluster/v1/api.pb.go",
 		"c2cluster/v1/task.pb.go",
 		"c2cluster/v1/c2clusterv1connect/api.connect.go",
+		"cuzk/v1/proving.pb.go",
+		"cuzk/v1/proving_grpc.pb.go",
+		"cuzk/v1/cuzkv1connect/proving.connect.go",
 	}, generated)
 	for _, rel := range generated {
 		want, err := os.ReadFile(filepath.Join(out, rel))
