@@ -143,13 +143,16 @@ func (c *Client) Await(ctx context.Context, jobID string) (*c2clusterv1.JobStatu
 // is terminal, and returns the final status (with a *JobError when it did
 // not complete). A dropped stream is resumed.
 func (c *Client) Watch(ctx context.Context, jobID string, progress func(*c2clusterv1.JobStatus)) (*c2clusterv1.JobStatus, error) {
+	var last *c2clusterv1.JobStatus
+	wait := watchRetryMin
 	for {
 		stream, err := c.rpc.Watch(ctx, connect.NewRequest(&c2clusterv1.WatchRequest{JobId: jobID}))
 		if err != nil {
-			return nil, err
+			return last, err
 		}
-		var last *c2clusterv1.JobStatus
+		received := false
 		for stream.Receive() {
+			received = true
 			last = stream.Msg().Job
 			if progress != nil {
 				progress(last)
@@ -169,9 +172,29 @@ func (c *Client) Watch(ctx context.Context, jobID string, progress func(*c2clust
 			return last, err
 		}
 		// The stream ended without a terminal state (server restart,
-		// proxy timeout): resume.
+		// proxy timeout): resume, at once after a stream that delivered
+		// something, else after a pause that doubles up to watchRetryMax
+		// while the coordinator stays unreachable.
+		if received {
+			wait = watchRetryMin
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return last, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, watchRetryMax)
 	}
 }
+
+// The pauses of Watch between attempts to reach an unreachable coordinator.
+const (
+	watchRetryMin = 100 * time.Millisecond
+	watchRetryMax = 5 * time.Second
+)
 
 // Prove submits a job and watches it to the end, reporting progress.
 func (c *Client) Prove(ctx context.Context, req *c2clusterv1.SubmitRequest, progress func(*c2clusterv1.JobStatus)) (*c2clusterv1.JobStatus, error) {
