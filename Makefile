@@ -14,9 +14,10 @@ run: ## single node end to end: Redis, NATS, Jaeger, coordinator, CPU worker; pr
 test: ## run every test (starts what it needs; GPU tests skip without a GPU)
 	@scripts/test.sh
 
-build: ## build bin/coordinator and bin/worker
+build: ## build bin/coordinator, bin/worker and bin/c2-damocles
 	$(GO) build -o bin/coordinator ./coordinator
 	$(GO) build -o bin/worker ./worker
+	$(GO) build -o bin/c2-damocles ./coordinator/cmd/c2-damocles
 
 jaeger: ## build Jaeger from tools/jaeger (cached under bin/)
 	@scripts/build-jaeger.sh
