@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 
 	"github.com/c2cluster/c2cluster/coordinator/cuzk"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -54,6 +56,22 @@ func TestCurioProvesThroughTheCoordinator(t *testing.T) {
 		require.Equal(t, &cuzkv1.QueueStatus{ProofKind: "POREP_SEAL_COMMIT"}, dropState(st.Queues[0]), name)
 		require.Zero(t, st.TotalProofsCompleted, name)
 	}
+
+	// gRPC server reflection names the service (what grpcurl reads).
+	conn, err := grpc.NewClient("unix://"+c.sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	refl, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(c.ctx)
+	require.NoError(t, err)
+	require.NoError(t, refl.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}))
+	listed, err := refl.Recv()
+	require.NoError(t, err)
+	require.NoError(t, refl.CloseSend())
+	var services []string
+	for _, svc := range listed.GetListServicesResponse().GetService() {
+		services = append(services, svc.Name)
+	}
+	require.Equal(t, []string{"cuzk.v1.ProvingEngine"}, services)
 
 	// PreloadSRS reports residency; EvictSRS is a no-op and says so.
 	var hdr metadata.MD

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"connectrpc.com/grpcreflect"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -92,11 +93,16 @@ func (e *Engine) Handler() (string, http.Handler) {
 	return cuzkv1connect.NewProvingEngineHandler(e, connect.WithReadMaxBytes(e.cfg.MaxMessageBytes))
 }
 
-// Mux returns a mux serving only the ProvingEngine.
+// Mux returns a mux serving the ProvingEngine and gRPC server reflection
+// (v1 and v1alpha, naming only cuzk.v1.ProvingEngine), so that grpcurl
+// calls it without the .proto file.
 func (e *Engine) Mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	path, h := e.Handler()
 	mux.Handle(path, h)
+	reflector := grpcreflect.NewStaticReflector(cuzkv1connect.ProvingEngineName)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	return mux
 }
 
