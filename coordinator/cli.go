@@ -72,15 +72,9 @@ func parseSubmit(name string, args []string, stderr io.Writer, wait bool) (*subm
 }
 
 func (f *submitFlags) request() (*c2clusterv1.SubmitRequest, error) {
-	var doc []byte
-	var err error
-	if f.c1File == "-" {
-		doc, err = io.ReadAll(os.Stdin)
-	} else {
-		doc, err = os.ReadFile(f.c1File)
-	}
+	doc, err := readC1File(f.c1File)
 	if err != nil {
-		return nil, fmt.Errorf("read C1: %w", err)
+		return nil, err
 	}
 	prio, ok := map[string]c2clusterv1.Priority{"high": c2clusterv1.Priority_PRIORITY_HIGH,
 		"normal": c2clusterv1.Priority_PRIORITY_NORMAL, "low": c2clusterv1.Priority_PRIORITY_LOW}[f.priority]
@@ -94,6 +88,21 @@ func (f *submitFlags) request() (*c2clusterv1.SubmitRequest, error) {
 	ref := &c2clusterv1.SectorRef{MinerId: miner, SectorNumber: number}
 	return &c2clusterv1.SubmitRequest{C1Json: doc, Shape: f.shape, Priority: prio, IdempotencyKey: f.key,
 		VerifyVanilla: f.vanilla, Sector: ref}, nil
+}
+
+// readC1File reads a C1 output file ('-': stdin) as it is.
+func readC1File(name string) ([]byte, error) {
+	var doc []byte
+	var err error
+	if name == "-" {
+		doc, err = io.ReadAll(os.Stdin)
+	} else {
+		doc, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read C1: %w", err)
+	}
+	return doc, nil
 }
 
 // sectorFlags are -miner and -sector, each optional.

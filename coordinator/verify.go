@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
+	"github.com/c2cluster/c2cluster/pkg/porep"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/porep/seal"
 )
@@ -36,6 +38,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	seed := fs.String("seed", "", "interactive seed, 64 hex digits (Lotus: Seed); required")
 	paramsDir := fs.String("params-dir", envOr("C2_PARAMS_DIR", "params"), "folder of the cluster's <shape>.vk verifying keys ($C2_PARAMS_DIR)")
 	officialDir := fs.String("official-params-dir", ceremony.Dir(), "Filecoin's parameter folder, with the official .vk files ($"+ceremony.EnvDir+")")
+	c1File := fs.String("c1", "", "the C1 output (or lotus-bench's Commit2In envelope) the proof was made from: its proof type, comm_r, comm_d, ticket and seed, and an envelope's sector and miner, stand for the flags not given; flags given must agree with it")
 	key := fs.String("key", "auto", "verifying key: official (Filecoin's .vk: official shapes), cluster (<params-dir>/<shape>.vk: test shapes) or auto (the shape's)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: coordinator verify [flags]\n\nCheck a sealed sector's final C2 proof as Filecoin's verify_seal does.\nExit status 0: the proof is valid.\n\nFlags:\n")
@@ -50,31 +53,86 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return usage("unexpected arguments %q", fs.Args())
 	}
-	switch {
-	case (*rp == "") == (*shape == ""):
+	if *rp != "" && *shape != "" {
 		return usage("give one of -registered-proof and -shape")
-	case (*proofFile == "") == (*proofHex == ""):
-		return usage("give one of -proof and -proof-hex")
-	case (*miner == "") == (*proverID == ""):
-		return usage("give one of -miner and -prover-id")
-	case *commR == "" || *commD == "" || *ticket == "" || *seed == "":
-		return usage("-comm-r, -comm-d, -ticket and -seed are required")
 	}
-	if !flagSet(fs, "sector") {
-		return usage("-sector is required")
+	if (*proofFile == "") == (*proofHex == "") {
+		return usage("give one of -proof and -proof-hex")
+	}
+	if *miner != "" && *proverID != "" {
+		return usage("give one of -miner and -prover-id")
+	}
+	var from *c1Sector
+	if *c1File != "" {
+		var err error
+		if from, err = readC1Sector(*c1File); err != nil {
+			return err
+		}
+		if *miner == "" && *proverID == "" {
+			*miner = from.miner
+		}
+	}
+	missing := func(names string) error {
+		if from != nil {
+			return usage("%s: required (the C1 output does not give it)", names)
+		}
+		return usage("%s: required", names)
+	}
+	if *miner == "" && *proverID == "" {
+		return missing("-miner or -prover-id")
 	}
 
 	var c server.SealCheck
 	var err error
-	name := *rp + *shape
-	if c.Sector.Shape, err = seal.ShapeOf(name); err != nil {
-		return err
+	switch name := *rp + *shape; {
+	case name != "":
+		if c.Sector.Shape, err = seal.ShapeOf(name); err != nil {
+			return err
+		}
+		if from != nil && from.out.Shape.Name != c.Sector.Shape.Name {
+			return fmt.Errorf("%s is %s, the C1 output's proof type is %s (%s)", name, c.Sector.Shape.Name, from.out.RegisteredProof, from.out.Shape.Name)
+		}
+	case from != nil:
+		c.Sector.Shape = from.out.Shape
+	default:
+		return missing("-registered-proof or -shape")
 	}
-	if c.Sector.CommR, err = seal.ParseCommitment(seal.CommR, *commR); err != nil {
-		return err
+	type value struct {
+		flag, field string
+		text        string
+		parse       func(string) ([32]byte, error)
+		fromC1      [32]byte
+		dst         *[32]byte
 	}
-	if c.Sector.CommD, err = seal.ParseCommitment(seal.CommD, *commD); err != nil {
-		return err
+	commitment := func(kind seal.CommitmentKind) func(string) ([32]byte, error) {
+		return func(s string) ([32]byte, error) { d, err := seal.ParseCommitment(kind, s); return d, err }
+	}
+	bytes32 := func(what string) func(string) ([32]byte, error) {
+		return func(s string) ([32]byte, error) { return seal.ParseBytes32(what, s) }
+	}
+	given := c1Sector{out: &c1.Output{}} // zero values without -c1
+	if from != nil {
+		given = *from
+	}
+	for _, v := range []value{
+		{"-comm-r", "comm_r", *commR, commitment(seal.CommR), given.out.CommR, (*[32]byte)(&c.Sector.CommR)},
+		{"-comm-d", "comm_d", *commD, commitment(seal.CommD), given.out.CommD, (*[32]byte)(&c.Sector.CommD)},
+		{"-ticket", "ticket", *ticket, bytes32("ticket"), given.out.Ticket, &c.Sector.Ticket},
+		{"-seed", "seed", *seed, bytes32("seed"), given.out.Seed, &c.Sector.Seed},
+	} {
+		switch {
+		case v.text != "":
+			if *v.dst, err = v.parse(v.text); err != nil {
+				return err
+			}
+			if from != nil && *v.dst != v.fromC1 {
+				return fmt.Errorf("%s %s differs from the C1 output's %s %s", v.flag, hex.EncodeToString(v.dst[:]), v.field, hex.EncodeToString(v.fromC1[:]))
+			}
+		case from != nil:
+			*v.dst = v.fromC1
+		default:
+			return missing(v.flag)
+		}
 	}
 	if *miner != "" {
 		id, err := seal.ParseMinerID(*miner)
@@ -85,12 +143,23 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else if c.Sector.ProverID, err = seal.ParseBytes32("prover id", *proverID); err != nil {
 		return err
 	}
-	c.Sector.SectorNumber = *sector
-	if c.Sector.Ticket, err = seal.ParseBytes32("ticket", *ticket); err != nil {
-		return err
+	switch {
+	case flagSet(fs, "sector"):
+		c.Sector.SectorNumber = *sector
+		if from != nil && from.sector != nil && *from.sector != *sector {
+			return fmt.Errorf("-sector %d differs from the Commit2In envelope's SectorNum %d", *sector, *from.sector)
+		}
+	case from != nil && from.sector != nil:
+		c.Sector.SectorNumber = *from.sector
+	default:
+		return missing("-sector")
 	}
-	if c.Sector.Seed, err = seal.ParseBytes32("seed", *seed); err != nil {
-		return err
+	if from != nil {
+		want := porep.ReplicaID(c.Sector.ProverID, c.Sector.SectorNumber, c.Sector.Ticket, c.Sector.CommD, c.Sector.Shape.PoRepID())
+		if want != from.out.ReplicaID {
+			return fmt.Errorf("the C1 output is not this sector's: its replica_id %s is not the one of prover id %s, sector %d, its ticket and comm_d (%s); check -miner/-prover-id and -sector",
+				from.out.ReplicaID, hex.EncodeToString(c.Sector.ProverID[:]), c.Sector.SectorNumber, want)
+		}
 	}
 	if c.Proof, err = readProof(*proofFile, *proofHex); err != nil {
 		return err
@@ -117,6 +186,40 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "valid: %s proof of sector %d (%d partitions), verifying key %s %s\n",
 		c.Sector.Shape.Name, c.Sector.SectorNumber, c.Sector.Shape.Partitions, v.Key, v.KeyFile)
 	return nil
+}
+
+// c1Sector is what a C1 output file says about its sector.
+type c1Sector struct {
+	out    *c1.Output
+	sector *uint64 // a Commit2In envelope's SectorNum
+	miner  string  // a Commit2In envelope's Miner ("" when absent)
+}
+
+// readC1Sector reads a C1 output file, or a Commit2In envelope around one.
+func readC1Sector(name string) (*c1Sector, error) {
+	doc, err := readC1File(name)
+	if err != nil {
+		return nil, err
+	}
+	var s c1Sector
+	if c1.IsCommit2In(doc) {
+		env, err := c1.ParseCommit2In(doc)
+		if err != nil {
+			return nil, fmt.Errorf("-c1 %s: %w", name, err)
+		}
+		if s.out, err = c1.ParseBytes(env.Phase1Out); err != nil {
+			return nil, fmt.Errorf("-c1 %s: Phase1Out: %w", name, err)
+		}
+		if err := env.CheckSectorSize(s.out); err != nil {
+			return nil, fmt.Errorf("-c1 %s: %w", name, err)
+		}
+		s.sector, s.miner = &env.SectorNum, env.Miner
+		return &s, nil
+	}
+	if s.out, err = c1.ParseBytes(doc); err != nil {
+		return nil, fmt.Errorf("-c1 %s: %w", name, err)
+	}
+	return &s, nil
 }
 
 // readProof returns the proof from -proof (raw bytes or hex text) or
