@@ -403,6 +403,9 @@ func TestSectorAndEnvelopeAtSubmit(t *testing.T) {
 		{"envelope sector size", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, 2*size, "")}, "SectorSize"},
 		{"envelope bad miner", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t, doc, 42, size, "f3abc")}, "Miner"},
 		{"envelope without Phase1Out", &c2clusterv1.SubmitRequest{C1Json: []byte(`{"SectorNum":42,"SectorSize":2048}`)}, "Phase1Out"},
+		{"envelope bad base64", &c2clusterv1.SubmitRequest{C1Json: []byte(`{"SectorNum":42,"Phase1Out":"eyJ!!","SectorSize":2048}`)}, "Phase1Out: Commit2In envelope: not base64"},
+		{"envelope unknown proof kind", &c2clusterv1.SubmitRequest{C1Json: poreptest.Commit2In(t,
+			bytes.Replace(doc, []byte(`"`+shape.RegisteredProof+`"`), []byte(`"StackedDrg16GiBV1_1"`), 1), 42, size, "")}, "StackedDrg16GiBV1_1"},
 	}
 	for _, tc := range cases {
 		_, err := co.client.Submit(c.ctx, tc.req)
