@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -27,6 +26,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/queue/queuetest"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 	"github.com/c2cluster/c2cluster/worker/node"
+	"github.com/c2cluster/c2cluster/worker/node/nodetest"
 )
 
 // testShape is the smallest registered shape with several partitions
@@ -99,7 +99,7 @@ func newCluster(t *testing.T, qcfg queue.Config) *cluster {
 	require.NoError(t, err)
 	store, err := jobstore.New(redisSrv.Client(t), jobstore.Config{Prefix: jobstoretest.Prefix(), WatchPoll: 200 * time.Millisecond})
 	require.NoError(t, err)
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := nodetest.Logger(t)
 	srv, err := server.New(server.Config{Logger: log, Loop: queue.LoopConfig{FetchWait: 100 * time.Millisecond, RetryDelay: 100 * time.Millisecond}},
 		q, store, &server.PoRep{ParamsDir: paramsDir})
 	require.NoError(t, err)
@@ -108,34 +108,13 @@ func newCluster(t *testing.T, qcfg queue.Config) *cluster {
 	return &cluster{t: t, ctx: ctx, q: q, store: store, srv: srv, log: log}
 }
 
-// testWriter sends log lines to t.Log (shown with -v or on failure).
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(bytes.TrimRight(p, "\n")))
-	return len(p), nil
-}
-
-// workerConfig is a CPU worker of the test shape with fast timings.
-func workerConfig(id string) node.Config {
-	return node.Config{
-		ID: id, Shapes: []string{testShape}, ParamsDir: paramsDir, TrustedParams: true,
-		Backend: "cpu", HeartbeatInterval: 200 * time.Millisecond, RetryDelay: 100 * time.Millisecond,
-		DrainTimeout: 30 * time.Second, AbortTimeout: 30 * time.Second,
-	}
-}
+// workerConfig is a one-slot CPU worker of the test shape with fast timings.
+func workerConfig(id string) node.Config { return nodetest.CPUConfig(id, testShape, paramsDir) }
 
 // startWorker creates and starts a worker; it is stopped at cleanup.
 func (c *cluster) startWorker(cfg node.Config) *node.Node {
 	c.t.Helper()
-	if cfg.Logger == nil {
-		cfg.Logger = c.log.With("worker", cfg.ID)
-	}
-	n, err := node.New(c.ctx, cfg, c.q, c.store)
-	require.NoError(c.t, err)
-	require.NoError(c.t, n.Start(c.ctx))
-	c.t.Cleanup(func() { _ = n.Stop(context.Background()) })
-	return n
+	return nodetest.Start(c.t, c.ctx, cfg, c.q, c.store, c.log)
 }
 
 func (c *cluster) submit(doc []byte) string {

@@ -29,7 +29,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep/sealer"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/queue/queuetest"
-	"github.com/c2cluster/c2cluster/worker/node"
+	"github.com/c2cluster/c2cluster/worker/node/nodetest"
 )
 
 // testShape is the smallest registered shape with several partitions.
@@ -98,13 +98,9 @@ func newCluster(t testing.TB) *cluster {
 // with one CPU slot until the test ends.
 func (c *cluster) startWorker() {
 	c.t.Helper()
-	n, err := node.New(c.ctx, node.Config{
-		ID: "cpu-worker", Shapes: []string{testShape}, ParamsDir: paramsDir, TrustedParams: true,
-		Backend: "cpu", GPUWorkersPerDevice: 1, HeartbeatInterval: 200 * time.Millisecond, Logger: quietLogger(),
-	}, c.q, c.store)
-	require.NoError(c.t, err)
-	require.NoError(c.t, n.Start(c.ctx))
-	c.t.Cleanup(func() { require.NoError(c.t, n.Stop(context.Background())) })
+	cfg := nodetest.CPUConfig("cpu-worker", testShape, paramsDir)
+	cfg.Logger = quietLogger()
+	nodetest.Start(c.t, c.ctx, cfg, c.q, c.store, nil)
 }
 
 func quietLogger() *slog.Logger {
