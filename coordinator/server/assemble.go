@@ -103,8 +103,16 @@ func (s *Server) failJob(ctx context.Context, j *jobstore.Job, code, reason stri
 }
 
 // deadLetter fails the job of a partition that will not be retried, with
-// the worker's reason or the last recorded error. Other jobs are untouched.
+// the worker's reason or the last recorded error. Other jobs are untouched;
+// a rejected task (one that names no trusted job) touches none.
 func (s *Server) deadLetter(ctx context.Context, d queue.DeadLetter) error {
+	if d.Kind == queue.DeadRejected {
+		// Forged or corrupt: whatever job it names stays untouched.
+		s.cfg.Metrics.FailuresTotal.WithLabelValues("task", "rejected").Inc()
+		s.log.WarnContext(ctx, "coordinator: a worker rejected a task that does not match its job (forged or corrupt); no job is affected",
+			slog.Uint64("stream_seq", d.StreamSeq), slog.String("reason", d.Reason))
+		return nil
+	}
 	j, err := s.store.Get(ctx, d.JobID)
 	if errors.Is(err, jobstore.ErrNotFound) {
 		return nil

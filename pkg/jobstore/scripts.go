@@ -15,10 +15,13 @@ return 1
 // ARGV partition, attempt, worker, now_ms, ttl_ms, channel.
 // Registers attempt as the partition's current one unless a newer attempt
 // exists. Returns {outcome, state}: outcome is ok, stale, already_done,
-// closed or missing.
+// closed or missing; or {'out_of_range', partitions} for a partition the
+// job does not have.
 var beginScript = redis.NewScript(`
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', ''} end
+local parts = tonumber(redis.call('HGET', KEYS[1], 'partitions') or '0')
+if tonumber(ARGV[1]) >= parts then return {'out_of_range', tostring(parts)} end
 if state == 'cancelled' or state == 'failed' or state == 'done' then return {'closed', state} end
 if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return {'already_done', state} end
 local cur = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')
@@ -42,12 +45,14 @@ return {'ok', state}
 //	queue_us, synth_us, prove_us, lock_us, verify_us.
 //
 // The atomic complete-partition step. Returns {outcome, done, partitions,
-// state}: outcome is accepted, duplicate, stale, closed or missing.
+// state}: outcome is accepted, duplicate, stale, closed, missing or
+// out_of_range (a partition the job does not have: nothing is written).
 var completeScript = redis.NewScript(`
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return {'missing', 0, 0, ''} end
-local parts = tonumber(redis.call('HGET', KEYS[1], 'partitions'))
+local parts = tonumber(redis.call('HGET', KEYS[1], 'partitions') or '0')
 local done = tonumber(redis.call('HGET', KEYS[1], 'done') or '0')
+if tonumber(ARGV[1]) >= parts then return {'out_of_range', done, parts, state} end
 if redis.call('HEXISTS', KEYS[3], ARGV[1]) == 1 then return {'duplicate', done, parts, state} end
 if state ~= 'queued' and state ~= 'proving' then return {'closed', done, parts, state} end
 local cur = tonumber(redis.call('HGET', KEYS[2], ARGV[1]) or '0')

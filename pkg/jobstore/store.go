@@ -242,8 +242,11 @@ func (s *Store) Begin(ctx context.Context, job string, partition uint32, attempt
 	if err != nil {
 		return "", "", fmt.Errorf("jobstore: begin %s.%d: %w", job, partition, err)
 	}
-	if res[0] == "missing" {
+	switch res[0] {
+	case "missing":
 		return "", "", fmt.Errorf("%w: %s", ErrNotFound, job)
+	case "out_of_range":
+		return "", "", fmt.Errorf("%w: begin %s.%d: the job has %s partitions", ErrInvalid, job, partition, res[1])
 	}
 	return BeginOutcome(res[0]), State(res[1]), nil
 }
@@ -269,11 +272,14 @@ func (s *Store) Complete(ctx context.Context, job string, partition uint32, atte
 		return CompleteResult{}, fmt.Errorf("jobstore: complete %s.%d: %w", job, partition, err)
 	}
 	outcome, _ := res[0].(string)
-	if outcome == "missing" {
-		return CompleteResult{}, fmt.Errorf("%w: %s", ErrNotFound, job)
-	}
 	done, _ := res[1].(int64)
 	parts, _ := res[2].(int64)
+	switch outcome {
+	case "missing":
+		return CompleteResult{}, fmt.Errorf("%w: %s", ErrNotFound, job)
+	case "out_of_range":
+		return CompleteResult{}, fmt.Errorf("%w: complete %s.%d: the job has %d partitions", ErrInvalid, job, partition, parts)
+	}
 	state, _ := res[3].(string)
 	return CompleteResult{Outcome: CompleteOutcome(outcome), Done: int(done), Partitions: int(parts), State: State(state)}, nil
 }

@@ -159,6 +159,32 @@ func TestPartitionsCompleteToAssembling(t *testing.T) {
 	require.ErrorIs(t, s.Finish(ctx, "j", []byte("again"), 0), jobstore.ErrConflict)
 }
 
+// A Begin or Complete for a partition the job does not have (a forged or
+// corrupt task) is refused and writes nothing: the job stays as it was.
+func TestPartitionOutOfRangeRefused(t *testing.T) {
+	t.Parallel()
+	s, ctx := setup(t)
+	_, err := s.Create(ctx, newJob("j", 2))
+	require.NoError(t, err)
+	for _, p := range []uint32{2, 5, 1 << 31} {
+		_, _, err := s.Begin(ctx, "j", p, 1, "w1")
+		require.ErrorIs(t, err, jobstore.ErrInvalid, "begin %d", p)
+		require.ErrorContains(t, err, "the job has 2 partitions")
+		_, err = s.Complete(ctx, "j", p, 1, proof(int(p%7)), jobstore.PartitionTimings{}, "w1")
+		require.ErrorIs(t, err, jobstore.ErrInvalid, "complete %d", p)
+		require.ErrorContains(t, err, "the job has 2 partitions")
+	}
+	j, err := s.Get(ctx, "j")
+	require.NoError(t, err)
+	require.Equal(t, jobstore.StateQueued, j.State)
+	require.Zero(t, j.Done)
+	ev, err := s.Events(ctx, "j")
+	require.NoError(t, err)
+	for _, e := range ev {
+		require.NotContains(t, []string{"begin", "complete"}, e.Fields["type"])
+	}
+}
+
 func TestStaleAttemptRejected(t *testing.T) {
 	t.Parallel()
 	s, ctx := setup(t)

@@ -31,6 +31,9 @@ const (
 	DeadMaxDeliveries DeadLetterKind = "max_deliveries"
 	// DeadTerminated: a worker terminated the task (bad input).
 	DeadTerminated DeadLetterKind = "terminated"
+	// DeadRejected: a worker rejected the task as untrustworthy (it does
+	// not decode, or does not match the job it names): no job is named.
+	DeadRejected DeadLetterKind = "rejected"
 )
 
 // DeadLetter is a task that will not be retried.
@@ -70,6 +73,8 @@ func ParseAdvisory(subject string, data []byte) (DeadLetter, error) {
 	switch {
 	case strings.HasPrefix(subject, advisoryMaxDeliveries+"."):
 		d.Kind = DeadMaxDeliveries
+	case strings.HasPrefix(subject, advisoryTerminated+".") && strings.HasPrefix(a.Reason, rejectedPrefix):
+		d.Kind, d.Reason = DeadRejected, a.Reason
 	case strings.HasPrefix(subject, advisoryTerminated+"."):
 		d.Kind = DeadTerminated
 		id, reason, ok := strings.Cut(a.Reason, ": ")

@@ -20,7 +20,20 @@ var (
 	// terminated with the error as reason and never retried. Wrap it with
 	// Permanent.
 	ErrBadInput = errors.New("bad input")
+	// ErrRejected marks a task that is not to be trusted: it does not match
+	// the job it names (forged or corrupt). A Slot terminates it with a
+	// reason that names no job (a DeadRejected dead letter), so no job is
+	// touched because of it. Wrap it with Reject.
+	ErrRejected = errors.New("rejected task")
 )
+
+// Reject marks err as a rejected task (errors.Is(err, ErrRejected)).
+func Reject(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrRejected, err)
+}
 
 // Permanent marks err as permanent (errors.Is(err, ErrBadInput)): a Slot
 // terminates the task with err's text as reason instead of retrying.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -24,6 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m, queuetest.LeakOptions()..
 
 type bundle struct {
 	q   *queue.Queue
+	nc  *nats.Conn
 	ctx context.Context
 }
 
@@ -35,7 +38,7 @@ func setup(t *testing.T, cfg queue.Config) bundle {
 	t.Cleanup(cancel)
 	q, err := queue.Open(ctx, nc, cfg)
 	require.NoError(t, err)
-	return bundle{q: q, ctx: ctx}
+	return bundle{q: q, nc: nc, ctx: ctx}
 }
 
 func task(job string, p, n uint32, lane string) *c2clusterv1.PartitionTask {
@@ -201,6 +204,37 @@ func TestTerminatedTaskBecomesDeadLetter(t *testing.T) {
 	require.EqualValues(t, 1, d.Partition)
 	require.Equal(t, pub.Seq, d.StreamSeq)
 	require.Equal(t, "bad input: vanilla proof of partition 1 is invalid", d.Reason)
+}
+
+// Tasks that cannot be trusted name no job in their dead letter: garbage
+// whose message id header names a job, and a decodable task the handler
+// rejects (it does not match its job).
+func TestRejectedTasksNameNoJob(t *testing.T) {
+	t.Parallel()
+	b := setup(t, queue.Config{})
+	dead := runDeadLetters(t, b)
+	runSlot(t, b, queue.SlotConfig{Name: "s", Handler: func(_ context.Context, d *queue.Delivery) error {
+		return queue.Reject(fmt.Errorf("task %s.%d does not match its job", d.Task.JobId, d.Task.Partition))
+	}})
+	garbage := &nats.Msg{Subject: b.q.Subject("test", "normal"), Header: nats.Header{}, Data: []byte("31 bytes of junk, not a task!!")}
+	garbage.Header.Set(jetstream.MsgIDHeader, "victim.5")
+	js, err := jetstream.New(b.nc)
+	require.NoError(t, err)
+	ack, err := js.PublishMsg(b.ctx, garbage)
+	require.NoError(t, err)
+	d := recv(t, dead, 20*time.Second)
+	require.Equal(t, queue.DeadRejected, d.Kind)
+	require.Empty(t, d.JobID)
+	require.Equal(t, ack.Sequence, d.StreamSeq)
+	require.Contains(t, d.Reason, fmt.Sprintf("rejected task (stream seq %d): queue: bad task", ack.Sequence))
+
+	pub, err := b.q.Publish(b.ctx, task("victim", 1, 2, "normal"))
+	require.NoError(t, err)
+	d = recv(t, dead, 20*time.Second)
+	require.Equal(t, queue.DeadRejected, d.Kind)
+	require.Empty(t, d.JobID)
+	require.Equal(t, pub.Seq, d.StreamSeq)
+	require.Equal(t, fmt.Sprintf("rejected task (stream seq %d): rejected task: task victim.1 does not match its job", pub.Seq), d.Reason)
 }
 
 func TestMaxDeliveriesBecomesDeadLetter(t *testing.T) {

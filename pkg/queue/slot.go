@@ -242,9 +242,10 @@ func (s *Slot) handle(ctx context.Context, msg jetstream.Msg) {
 	}
 	task, err := DecodeTask(msg.Data())
 	if err != nil {
-		// Undecodable: no job to name, terminate so it becomes a dead letter.
+		// Undecodable: nothing in it can be trusted, not even the message id
+		// header: terminate it as a rejected task that names no job.
 		log.ErrorContext(ctx, "queue: terminating undecodable task", slog.Uint64("seq", meta.Sequence.Stream), slog.Any("err", err))
-		_ = msg.TermWithReason(termReason(msgIDOf(msg), err))
+		_ = msg.TermWithReason(rejectReason(meta.Sequence.Stream, err))
 		return
 	}
 	d := &Delivery{Task: task, Attempt: int(meta.NumDelivered), Published: meta.Timestamp}
@@ -258,6 +259,11 @@ func (s *Slot) handle(ctx context.Context, msg jetstream.Msg) {
 	case herr == nil:
 		if err := msg.DoubleAck(context.WithoutCancel(ctx)); err != nil {
 			log.WarnContext(hctx, "queue: ack failed (the task will be redelivered)", slog.Any("err", err))
+		}
+	case errors.Is(herr, ErrRejected):
+		log.WarnContext(hctx, "queue: terminating task: rejected", slog.Any("err", herr))
+		if err := msg.TermWithReason(rejectReason(meta.Sequence.Stream, herr)); err != nil {
+			log.WarnContext(hctx, "queue: term failed", slog.Any("err", err))
 		}
 	case errors.Is(herr, ErrBadInput):
 		log.WarnContext(hctx, "queue: terminating task: bad input", slog.Any("err", herr))
@@ -309,13 +315,6 @@ func (s *Slot) runWithHeartbeat(ctx context.Context, msg jetstream.Msg, d *Deliv
 	return s.cfg.Handler(ctx, d)
 }
 
-func msgIDOf(msg jetstream.Msg) string {
-	if h := msg.Headers(); h != nil {
-		return h.Get(jetstream.MsgIDHeader)
-	}
-	return ""
-}
-
 // maxReasonLen bounds a Term reason (it travels in an advisory).
 const maxReasonLen = 1024
 
@@ -324,6 +323,20 @@ const maxReasonLen = 1024
 // and partition from the reason.
 func termReason(id string, err error) string {
 	r := id + ": " + err.Error()
+	if len(r) > maxReasonLen {
+		r = r[:maxReasonLen]
+	}
+	return r
+}
+
+// rejectedPrefix starts the Term reason of a rejected task; a message id
+// ("<job>.<partition>") never does.
+const rejectedPrefix = "rejected task"
+
+// rejectReason is the Term reason of a task that names no trusted job:
+// "rejected task (stream seq N): <error>".
+func rejectReason(seq uint64, err error) string {
+	r := fmt.Sprintf("%s (stream seq %d): %s", rejectedPrefix, seq, err)
 	if len(r) > maxReasonLen {
 		r = r[:maxReasonLen]
 	}

@@ -53,6 +53,10 @@ func TestParseAdvisory(t *testing.T) {
 		[]byte(`{"type":"io.nats.jetstream.advisory.v1.terminated","stream":"C2_PARTS","stream_seq":9,"deliveries":1,"reason":"j1.3: bad input: x"}`))
 	require.NoError(t, err)
 	require.Equal(t, DeadLetter{Kind: DeadTerminated, JobID: "j1", Partition: 3, StreamSeq: 9, Deliveries: 1, Reason: "bad input: x"}, d)
+	d, err = ParseAdvisory("$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.C2_PARTS.part-x-high",
+		[]byte(`{"stream_seq":7,"deliveries":1,"reason":"rejected task (stream seq 7): j1.3: forged"}`))
+	require.NoError(t, err)
+	require.Equal(t, DeadLetter{Kind: DeadRejected, StreamSeq: 7, Deliveries: 1, Reason: "rejected task (stream seq 7): j1.3: forged"}, d)
 	d, err = ParseAdvisory("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.C2_PARTS.part-x-high", []byte(`{"stream_seq":4,"deliveries":5}`))
 	require.NoError(t, err)
 	require.Equal(t, DeadMaxDeliveries, d.Kind)
@@ -100,8 +104,11 @@ func FuzzParseAdvisory(f *testing.F) {
 		d, err := ParseAdvisory(subj, data)
 		if err == nil {
 			require.NotZero(t, d.StreamSeq)
-			if d.Kind == DeadTerminated {
+			switch d.Kind {
+			case DeadTerminated:
 				require.NoError(t, CheckName("job", d.JobID))
+			case DeadRejected:
+				require.Empty(t, d.JobID)
 			}
 		}
 	})

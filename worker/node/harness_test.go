@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
@@ -77,6 +78,7 @@ type cluster struct {
 	t     *testing.T
 	ctx   context.Context
 	q     *queue.Queue
+	nc    *nats.Conn
 	store *jobstore.Store
 	srv   *server.Server
 	log   *slog.Logger
@@ -105,7 +107,7 @@ func newCluster(t *testing.T, qcfg queue.Config) *cluster {
 	require.NoError(t, err)
 	require.NoError(t, srv.Start(ctx))
 	t.Cleanup(srv.Stop)
-	return &cluster{t: t, ctx: ctx, q: q, store: store, srv: srv, log: log}
+	return &cluster{t: t, ctx: ctx, q: q, nc: nc, store: store, srv: srv, log: log}
 }
 
 // workerConfig is a one-slot CPU worker of the test shape with fast timings.

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,7 +15,11 @@ import (
 
 	"connectrpc.com/connect"
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/groth16test"
@@ -300,6 +305,52 @@ func TestBadInputIsTerminatedNotRetried(t *testing.T) {
 	require.Contains(t, j.Reason, "partition 1 rejected by a worker")
 	require.Regexp(t, "witness does not satisfy|invalid input", j.Reason)
 	require.LessOrEqual(t, int(attempts.Load()), 2, "bad input is not retried (one attempt per partition at most)")
+}
+
+// Tasks that name a real job but do not match it (a partition it does not
+// have, another partition count, another C1 blob) are rejected by the worker
+// without touching the job: no attempt, no error, no failure; the coordinator
+// counts them as rejected dead letters, and the job completes.
+func TestForgedTasksLeaveTheirJobAlone(t *testing.T) {
+	c := newCluster(t, queue.Config{})
+	doc := sealedC1(t, 5)
+	job := c.submit(doc)
+	j, err := c.store.Get(c.ctx, job)
+	require.NoError(t, err)
+	real := &c2clusterv1.PartitionTask{JobId: job, Partition: 0, Partitions: uint32(j.Partitions), Shape: j.Shape, Lane: j.Lane,
+		BlobRef: j.BlobRef, BlobSize: j.BlobSize, BlobSha256: j.BlobSHA256, EnqueuedUnixMs: time.Now().UnixMilli()}
+	forge := func(change func(*c2clusterv1.PartitionTask)) *c2clusterv1.PartitionTask {
+		f := proto.Clone(real).(*c2clusterv1.PartitionTask)
+		change(f)
+		return f
+	}
+	js, err := jetstream.New(c.nc)
+	require.NoError(t, err)
+	for i, f := range []*c2clusterv1.PartitionTask{
+		forge(func(f *c2clusterv1.PartitionTask) { f.Partition, f.Partitions = 7, 8 }),
+		forge(func(f *c2clusterv1.PartitionTask) { f.Partition = uint32(j.Partitions) }),
+		forge(func(f *c2clusterv1.PartitionTask) { f.Partitions = uint32(j.Partitions + 1) }),
+		forge(func(f *c2clusterv1.PartitionTask) { f.BlobRef = "another-c1" }),
+	} {
+		data, err := proto.Marshal(f) // as a forger would: no validation
+		require.NoError(t, err)
+		msg := &nats.Msg{Subject: c.q.Subject(f.Shape, f.Lane), Header: nats.Header{}, Data: data}
+		msg.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("forged-%d", i))
+		_, err = js.PublishMsg(c.ctx, msg)
+		require.NoError(t, err)
+	}
+	c.startWorker(workerConfig("w-forged"))
+	done := c.waitJob(job, jobstore.StateDone, jobstore.StateFailed)
+	requireValidProof(t, doc, done)
+	require.Empty(t, done.LastError)
+	rejected := c.srv.Metrics().FailuresTotal.WithLabelValues("task", "rejected")
+	require.Eventually(t, func() bool { return testutil.ToFloat64(rejected) == 4 }, 30*time.Second, 20*time.Millisecond,
+		"the coordinator counted %v rejected tasks, want 4", testutil.ToFloat64(rejected))
+	ev, err := c.store.Events(c.ctx, job)
+	require.NoError(t, err)
+	for _, e := range ev {
+		require.NotEqual(t, "error", e.Fields["type"], "the job records no error of a forged task")
+	}
 }
 
 // A partition that fails every time fails its job after MaxDeliver with the

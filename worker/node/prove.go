@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 	"github.com/c2cluster/c2cluster/worker/interlock"
 )
 
@@ -89,6 +91,11 @@ func (n *Node) recordFailure(ctx context.Context, log *slog.Logger, d *queue.Del
 	}
 	code := "transient"
 	switch {
+	case errors.Is(err, queue.ErrRejected):
+		// Not the named job's task: its job's record stays untouched.
+		n.cfg.Metrics.FailuresTotal.WithLabelValues("partition", "rejected").Inc()
+		log.WarnContext(ctx, "worker: rejecting a task that does not match its job (forged or corrupt)", slog.Any("err", err))
+		return
 	case errors.Is(err, queue.ErrBadInput):
 		code = "bad_input"
 	case errors.Is(err, ErrProofInvalid):
@@ -115,6 +122,19 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 		m.StageSeconds.WithLabelValues(telemetry.StageQueueWait).Observe(tm.QueueWait.Seconds())
 	}
 
+	// The task must be the one the coordinator published for its job: a
+	// forged or corrupt one is rejected without touching the job.
+	j, err := n.store.Get(ctx, t.JobId)
+	switch {
+	case errors.Is(err, jobstore.ErrNotFound):
+		log.WarnContext(ctx, "worker: the task's job does not exist (expired?); dropping it")
+		return nil
+	case err != nil:
+		return err
+	}
+	if err := taskMatchesJob(t, j); err != nil {
+		return queue.Reject(err)
+	}
 	outcome, state, err := n.store.Begin(ctx, t.JobId, t.Partition, d.Attempt, n.cfg.ID)
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
@@ -256,4 +276,18 @@ func panicLocation() string {
 			return "unknown location"
 		}
 	}
+}
+
+// taskMatchesJob checks a task against the job record it names: partition
+// within the job's, the same shape, partition count and C1 blob.
+func taskMatchesJob(t *c2clusterv1.PartitionTask, j *jobstore.Job) error {
+	switch {
+	case int(t.Partition) >= j.Partitions || int(t.Partitions) != j.Partitions:
+		return fmt.Errorf("task %s.%d says %d partitions; job %s has %d", t.JobId, t.Partition, t.Partitions, j.ID, j.Partitions)
+	case t.Shape != j.Shape:
+		return fmt.Errorf("task %s.%d has shape %q; job %s has %q", t.JobId, t.Partition, t.Shape, j.ID, j.Shape)
+	case t.BlobRef != j.BlobRef || t.BlobSize != j.BlobSize || !bytes.Equal(t.BlobSha256, j.BlobSHA256):
+		return fmt.Errorf("task %s.%d names C1 blob %q (%d bytes); job %s has %q (%d bytes)", t.JobId, t.Partition, t.BlobRef, t.BlobSize, j.ID, j.BlobRef, j.BlobSize)
+	}
+	return nil
 }
