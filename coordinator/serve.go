@@ -14,6 +14,7 @@ import (
 
 	"github.com/c2cluster/c2cluster/coordinator/cuzk"
 	"github.com/c2cluster/c2cluster/coordinator/server"
+	"github.com/c2cluster/c2cluster/coordinator/web"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -33,6 +34,8 @@ type serveConfig struct {
 	officialDir     string
 	otlpEndpoint    string
 	otlpInsecure    bool
+	jaegerQuery     string
+	jaegerUI        string
 	logLevel        string
 	logFormat       string
 	maxC1Bytes      int64
@@ -56,6 +59,8 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.officialDir, "official-params-dir", ceremony.Dir(), "Filecoin's parameter folder, whose official .vk files the Verify API uses when present ($"+ceremony.EnvDir+")")
 	fs.StringVar(&c.otlpEndpoint, "otlp", envOr("C2_OTLP_ENDPOINT", ""), "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export ($C2_OTLP_ENDPOINT)")
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", envOr("C2_OTLP_INSECURE", "true") == "true", "no TLS to the collector ($C2_OTLP_INSECURE)")
+	fs.StringVar(&c.jaegerQuery, "jaeger-query", envOr("C2_JAEGER_QUERY", ""), "base URL of Jaeger's HTTP query API, e.g. http://127.0.0.1:16686, read for the traces on the web page /ui/; empty: the page says traces are unavailable ($C2_JAEGER_QUERY)")
+	fs.StringVar(&c.jaegerUI, "jaeger-ui", envOr("C2_JAEGER_UI", ""), "base URL of Jaeger's web UI as a browser reaches it, e.g. http://127.0.0.1:16686, for the web page's trace links; empty: no links ($C2_JAEGER_UI)")
 	fs.StringVar(&c.logLevel, "log-level", envOr("C2_LOG_LEVEL", "info"), "debug, info, warn or error ($C2_LOG_LEVEL)")
 	fs.StringVar(&c.logFormat, "log-format", envOr("C2_LOG_FORMAT", "text"), "text or json ($C2_LOG_FORMAT)")
 	maxC1, err := strconv.ParseInt(envOr("C2_MAX_C1_BYTES", strconv.Itoa(server.MaxC1BytesDefault)), 10, 64)
@@ -80,6 +85,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if c.jaegerQuery, err = web.ParseBaseURL(c.jaegerQuery); err != nil {
+		return nil, fmt.Errorf("-jaeger-query: %w", err)
+	}
+	if c.jaegerUI, err = web.ParseBaseURL(c.jaegerUI); err != nil {
+		return nil, fmt.Errorf("-jaeger-ui: %w", err)
 	}
 	return c, nil
 }
@@ -142,15 +153,22 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	defer srv.Stop()
 
+	page, err := web.New(srv, web.Config{JaegerQuery: cfg.jaegerQuery, JaegerUI: cfg.jaegerUI, Logger: log})
+	if err != nil {
+		return err
+	}
+	mux := srv.Mux()
+	page.Register(mux)
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.listen, err)
 	}
-	hs := &http.Server{Handler: srv.Mux(), Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: mux, Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 3)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", natsURL),
-		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir))
+		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir),
+		slog.String("page", "http://"+ln.Addr().String()+web.Prefix), slog.String("jaeger_query", cfg.jaegerQuery))
 	cuzkServers, err := serveCuzk(cfg, srv, log, errc)
 	if err != nil {
 		_ = hs.Close()

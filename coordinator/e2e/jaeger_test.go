@@ -24,7 +24,8 @@ import (
 // (this process) and a worker process export to a real Jaeger (built from
 // tools/jaeger, cached under bin/), and the trace holds every span of
 // DESIGN §5 from both services under one trace id, linked across the NATS
-// hop.
+// hop. The coordinator's web page then shows that job and its trace in a
+// real browser (checkWebPage).
 func TestJobTraceInJaeger(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
@@ -114,6 +115,8 @@ func TestJobTraceInJaeger(t *testing.T) {
 			}
 		}
 	}
+
+	t.Run("web page", func(t *testing.T) { checkWebPage(t, c, jg, j, trace) })
 }
 
 func freeAddr(t *testing.T) string {
