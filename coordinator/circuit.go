@@ -21,7 +21,7 @@ import (
 // whole R1CS in the reference dump format.
 func runCircuit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("circuit", stderr)
-	shape := fs.String("shape", "test-micro", "shape name ("+fmt.Sprint(porep.ShapeNames())+")")
+	shape := fs.String("shape", porep.TestShapeDefault, "shape name ("+fmt.Sprint(porep.ShapeNames())+")")
 	noHash := fs.Bool("no-hash", false, "skip the R1CS hash (it replays every constraint: ~2.5 min at 32 GiB)")
 	dump := fs.String("dump", "", "also write every constraint, with its namespace path, to this file in the reference dump format (32 GiB: ~40 GB)")
 	fs.Usage = func() {

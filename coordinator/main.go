@@ -11,6 +11,7 @@
 //	coordinator circuit -shape S [-dump F] print the partition circuit's counts, densities and R1CS hash
 //	coordinator run    [flags]            single node: everything in one process, proves a test sector (README's `make run`)
 //	coordinator verify -proof FILE [flags] check a sector's final proof as Filecoin's verify_seal does
+//	coordinator version                   module version, VCS commit and Go version (also -version, --version)
 //
 // Run `coordinator help` or `coordinator CMD -h` for the flags. Every flag
 // has an environment variable (named in its help) so containers need no
@@ -28,6 +29,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/c2cluster/c2cluster/pkg/buildinfo"
 	"github.com/c2cluster/c2cluster/worker/singlenode"
 )
 
@@ -51,14 +53,23 @@ var commands = map[string]command{
 	"run":     {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
 }
 
-func main() {
+func main() { os.Exit(runWithSignals(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// runWithSignals runs a command line until it ends or SIGINT or SIGTERM
+// ends its context, and returns the exit code: a command that stops
+// cleanly on the signal (serve, run -keep) exits 0.
+func runWithSignals(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	return run(ctx, args, stdout, stderr)
 }
 
 // run dispatches a command line and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "version" || buildinfo.Requested(args[:1])) {
+		fmt.Fprintln(stdout, buildinfo.Line("coordinator"))
+		return 0
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
@@ -101,6 +112,7 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "version", "print the version: module, VCS commit, Go (also -version, --version)")
 	fmt.Fprintln(w, "\nRun 'coordinator COMMAND -h' for a command's flags.")
 }
 

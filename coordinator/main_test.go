@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,7 +22,19 @@ import (
 
 var redisSrv *jobstoretest.Redis
 
+// envMain, when set, makes the test binary the coordinator binary: its
+// value is the JSON array of the command line.
+const envMain = "C2_COORDINATOR_TEST_MAIN_ARGS"
+
 func TestMain(m *testing.M) {
+	if a, ok := os.LookupEnv(envMain); ok {
+		var args []string
+		if err := json.Unmarshal([]byte(a), &args); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", envMain, err)
+			os.Exit(2)
+		}
+		os.Exit(runWithSignals(args, os.Stdout, os.Stderr))
+	}
 	jobstoretest.Main(m, func(r *jobstoretest.Redis) (func(), error) { redisSrv = r; return nil, nil }, queuetest.LeakOptions()...)
 }
 

@@ -17,7 +17,7 @@ import (
 // 32 GiB and 64 GiB included (sealer.SparseC1Help).
 func runSeal(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("seal", stderr)
-	shape := fs.String("shape", "test-mini", "shape name ("+fmt.Sprint(porep.ShapeNames())+")")
+	shape := fs.String("shape", porep.TestShapeDefault, "shape name ("+fmt.Sprint(porep.ShapeNames())+")")
 	seed := fs.Uint64("seed", 1, "deterministic seed for data, prover id, sector id, ticket and interactive seed")
 	data := fs.String("data", "", "unsealed sector data file (Nodes × 32 bytes); default: random from -seed (not with -sparse)")
 	out := fs.String("out", "", "write the C1 JSON here (default: <shape>.c1.json)")

@@ -7,11 +7,15 @@
 #
 #   scripts/build-jaeger.sh          # prints the binary's path on stdout
 #
-# Progress goes to stderr. Exit status 3 means the build is impossible here
-# (no Go toolchain, or the module proxy is unreachable and the modules are
-# not in the cache); any other failure is a real error.
+# Progress goes to stderr (scripts/lib/progress.sh: packages compiled and
+# time, on one line on a terminal, else a line every 30 s; no background
+# ticker, so the script ends the moment the build does). Exit status 3 means
+# the build is impossible here (no Go toolchain, or the module proxy is
+# unreachable and the modules are not in the cache); any other failure is a
+# real error.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+source "$root/scripts/lib/progress.sh"
 version="$(awk '$1 == "github.com/jaegertracing/jaeger" {print $2}' "$root/tools/jaeger/go.mod")"
 if [ -z "$version" ]; then
   echo "build-jaeger: tools/jaeger/go.mod does not require github.com/jaegertracing/jaeger" >&2
@@ -50,14 +54,11 @@ fi
 echo "build-jaeger: building jaeger $version -> $out (6-12 min on 2 cores; cached afterwards)" >&2
 start=$(date +%s)
 tmp="$out.tmp.$$"
-# Progress: a line every 30 s while the compiler runs.
-( while sleep 30; do echo "build-jaeger: still building ($(( $(date +%s) - start ))s)" >&2; done ) &
-ticker=$!
-trap 'kill $ticker 2>/dev/null || true; rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp"' EXIT
 # Without the compiler's optimizations and inlining (-N -l): this Jaeger
 # serves tests and the single-node demo (a few spans), and the build takes
 # ~20 % less (347 vs 442 s on 2 cores, docs/operations.md "CI").
-go build -trimpath -gcflags='all=-N -l' -o "$tmp" github.com/jaegertracing/jaeger/cmd/jaeger >&2
+progress_go_build "build-jaeger: building" -trimpath -gcflags='all=-N -l' -o "$tmp" github.com/jaegertracing/jaeger/cmd/jaeger
 mv "$tmp" "$out"
 echo "build-jaeger: built in $(( $(date +%s) - start ))s" >&2
 echo "$out"

@@ -173,7 +173,8 @@ func (p *PoRep) vk(ctx context.Context, shape string) (*groth16.PreparedVerifyin
 	// The same strict reader as the workers': trailing bytes are an error too.
 	vk, err := groth16.ReadVerifyingKeyFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s: no verifying key: %w", ErrUnsupportedShape, shape, err)
+		return nil, fmt.Errorf("%w: %s: no verifying key: %w (make the test shape's parameters with: %s — the workers must prove with the %s.params made beside this .vk)",
+			ErrUnsupportedShape, shape, err, circuit.MakeParamsCommand(p.ParamsDir, shape), shape)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: verifying key %s: %w", ErrUnsupportedShape, shape, path, err)

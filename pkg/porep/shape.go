@@ -178,6 +178,12 @@ func (s *Shape) Validate() error {
 // ErrUnknownShape is returned by the registry lookups.
 var ErrUnknownShape = errors.New("porep: unknown shape")
 
+// TestShapeDefault is the test shape every command defaults to (coordinator
+// seal, circuit and run, c2-params): the smallest shape with several
+// partitions, so a sector sealed, its parameters made and the single node
+// started without -shape all agree.
+const TestShapeDefault = "test-micro"
+
 // TestVanillaProofTag is the "vanilla_proofs" enum tag of every test shape's
 // C1 output; the shape itself is named by RegisteredProof.
 const TestVanillaProofTag = "C2ClusterTest"

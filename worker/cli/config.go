@@ -43,8 +43,9 @@ type File struct {
 	OTLP string `yaml:"otlp"`
 	// OTLPInsecure disables TLS to the collector. Default true.
 	OTLPInsecure *bool `yaml:"otlp_insecure"`
-	// MetricsListen serves /metrics and /healthz; empty: off. Default
-	// 127.0.0.1:9464.
+	// MetricsListen serves /metrics and /healthz; "off": none. Default
+	// 127.0.0.1:9464; port 0 takes a free port (logged), for several
+	// workers on one host.
 	MetricsListen string `yaml:"metrics_listen"`
 	// LogLevel is debug, info, warn or error. Default info.
 	LogLevel string `yaml:"log_level"`
@@ -125,7 +126,7 @@ func (f *File) settings() []setting {
 	add("otlp", "C2_OTLP_ENDPOINT", "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export", str(&f.OTLP))
 	addBool("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)",
 		parsed(&f.OTLPInsecure, func(v string) (*bool, error) { b, err := strconv.ParseBool(v); return &b, err }))
-	add("metrics-listen", "C2_METRICS_LISTEN", "address of /metrics and /healthz; 'off' disables (default "+MetricsListenDefault+")", str(&f.MetricsListen))
+	add("metrics-listen", "C2_METRICS_LISTEN", "address of /metrics and /healthz; port 0 (127.0.0.1:0) takes a free port, logged at start; 'off' disables (default "+MetricsListenDefault+")", str(&f.MetricsListen))
 	add("log-level", "C2_LOG_LEVEL", "debug, info, warn or error (default info)", str(&f.LogLevel))
 	add("log-format", "C2_LOG_FORMAT", "text or json (default text)", str(&f.LogFormat))
 	add("ack-wait", "C2_ACK_WAIT", "JetStream AckWait of partition tasks (default "+queue.AckWaitDefault.String()+")", dur(&f.AckWait))

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/c2cluster/c2cluster/pkg/buildinfo"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -21,8 +22,19 @@ import (
 	"github.com/c2cluster/c2cluster/worker/node"
 )
 
-// Version is reported in the worker registry (set with -ldflags).
-var Version = "dev"
+// Version is reported in the worker registry and as the trace resource's
+// service.version. Empty (the default) means the build's own
+// (buildinfo.Info.Short: the module version, or the VCS commit of a build
+// from a checkout); -ldflags "-X …/worker/cli.Version=…" sets another.
+var Version = ""
+
+// version is Version or, when empty, the build's.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	return buildinfo.Read().Short()
+}
 
 // Env reads environment variables (os.LookupEnv in the binary).
 type Env func(string) (string, bool)
@@ -33,8 +45,13 @@ type Env func(string) (string, bool)
 func Main(args []string, stdout, stderr io.Writer, env Env, opts ...Option) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if buildinfo.Requested(args) {
+		fmt.Fprintln(stdout, buildinfo.Line("worker"))
+		return 0
+	}
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	buildinfo.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: worker [flags]\n\nThe c2cluster worker: proves partition tasks from NATS JetStream on this host's devices.\nSettings come from -config FILE (YAML), then $C2_* variables, then flags.\n\nflags:")
 		fs.PrintDefaults()
@@ -88,6 +105,7 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 		return err
 	}
 	slog.SetDefault(log)
+	log.Info("worker: c2cluster "+buildinfo.Read().String(), "version", version())
 	// Go's soft memory limit: a 32 GiB worker holds tens of GB live, and
 	// the collector's default target (twice the live heap) would not fit.
 	ml, err := memlimit.Parse(cfg.MemoryLimit)
@@ -96,7 +114,7 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 	}
 	limit, why := memlimit.Apply(ml)
 	log.Info("worker: Go soft memory limit "+memlimit.Format(limit), "bytes", limit, "memory_limit", ml.String(), "why", why)
-	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-worker", ServiceVersion: Version,
+	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-worker", ServiceVersion: version(),
 		Endpoint: cfg.OTLP, Insecure: *cfg.OTLPInsecure})
 	if err != nil {
 		return err
@@ -124,7 +142,7 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 
 	metrics := telemetry.NewMetrics()
 	ncfg := cfg.Config
-	ncfg.Logger, ncfg.Metrics, ncfg.Version, ncfg.Hooks = log, metrics, Version, o.Hooks
+	ncfg.Logger, ncfg.Metrics, ncfg.Version, ncfg.Hooks = log, metrics, version(), o.Hooks
 	n, err := node.New(ctx, ncfg, q, store)
 	if err != nil {
 		return err
@@ -151,7 +169,9 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 		})
 		hs = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = hs.Serve(ln) }()
-		log.Info("worker: metrics", slog.String("addr", ln.Addr().String()))
+		// The address actually bound: with port 0 (-metrics-listen
+		// 127.0.0.1:0, several workers on one host) this is where to scrape.
+		log.Info("worker: serving /metrics and /healthz", slog.String("addr", ln.Addr().String()))
 	}
 
 	if err := n.Start(ctx); err != nil {

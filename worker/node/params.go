@@ -186,7 +186,11 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 	path := circuit.ParamsPath(cfg.ParamsDir, name)
 	fi, err := os.Stat(path) // a missing file fails before any work
 	if err != nil {
-		return nil, fmt.Errorf("%w: shape %s: %s: %w (make it with c2-params -shape %s, or point params_dir at it)", ErrParams, name, path, err, name)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: shape %s: %s: %w (make them with: %s — it writes beside them the .vk the coordinator needs; or point params_dir at the folder that has them)",
+				ErrParams, name, path, err, circuit.MakeParamsCommand(cfg.ParamsDir, name))
+		}
+		return nil, fmt.Errorf("%w: shape %s: %s: %w", ErrParams, name, path, err)
 	}
 	compiling := compileAsync(s)
 	start := time.Now()

@@ -5,7 +5,9 @@
 // Run, in order, with progress lines for everything long:
 //
 //   - Redis: the one answering on 127.0.0.1:6379 if any, else a private
-//     redis-server (AOF on, noeviction) under the state folder;
+//     redis-server (AOF on, noeviction) under the state folder; each run
+//     keeps its keys under a fresh prefix (c2single-<random>), so it lists
+//     only its own jobs and leaves other runs' and users' keys alone;
 //   - NATS: an embedded nats-server with JetStream on disk under the state
 //     folder (127.0.0.1:4222 when free);
 //   - Jaeger: the one answering on 127.0.0.1:16686 if any, else the binary
@@ -20,10 +22,15 @@
 //   - a sealed random sector of the demo shape, submitted, awaited with
 //     progress, its proof verified here again, printed, with the Jaeger link
 //     of its trace and the trace as a text waterfall read back from Jaeger's
-//     query API.
+//     query API, and the address of the job's web page (coordinator/web,
+//     served under /ui/ with the Jaeger query API wired in).
 //
-// With -keep it then serves until interrupted, so more workers (worker -nats
-// … -redis …) and clients (coordinator prove -addr …) can join.
+// With -keep it then serves until interrupted, so more workers and clients
+// can join; it prints their commands: a worker with the node's NATS, Redis
+// and prefix, its metrics on a free port (-metrics-listen 127.0.0.1:0) and,
+// with Jaeger, -otlp so its spans join the jobs' traces; coordinator prove
+// -addr … for another proof. SIGINT or SIGTERM stops everything it started,
+// and `coordinator run` then exits 0.
 //
 // The package also holds what tests need to run a real Jaeger: StartJaeger,
 // FetchTrace and Waterfall.

@@ -108,7 +108,30 @@ type Jaeger struct {
 	OTLPEndpoint string
 	// QueryURL is the base URL of the query API (http://host:16686).
 	QueryURL string
-	proc     *child // the Jaeger this process started; nil for a shared one
+	// UI is the base URL of Jaeger's web UI, "" when this Jaeger has none
+	// (the one built from tools/jaeger serves a placeholder page).
+	UI   string
+	proc *child // the Jaeger this process started; nil for a shared one
+}
+
+// uiPlaceholder is what a Jaeger built without its UI assets serves at /.
+const uiPlaceholder = "This is not the Jaeger UI you are looking for"
+
+// hasUI reports whether the Jaeger at base serves its web UI at /.
+func hasUI(ctx context.Context, base string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/", nil)
+	if err != nil {
+		return false
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	return err == nil && res.StatusCode == http.StatusOK && !strings.Contains(string(b), uiPlaceholder)
 }
 
 // queryReady reports whether a Jaeger query API answers at base.

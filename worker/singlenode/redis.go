@@ -24,6 +24,15 @@ type Redis struct {
 
 // pingRedis reports whether a Redis answers PING at addr.
 func pingRedis(ctx context.Context, addr string) bool {
+	// A plain TCP dial first: when nothing listens (the usual case on a
+	// machine without a Redis service) the client would retry its dial and
+	// log each failure to the terminal.
+	d := net.Dialer{Timeout: 300 * time.Millisecond}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	conn.Close()
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, time.Second)

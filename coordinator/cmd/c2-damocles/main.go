@@ -64,6 +64,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/c2cluster/c2cluster/pkg/buildinfo"
 	"github.com/c2cluster/c2cluster/pkg/client"
 	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 )
@@ -101,6 +102,10 @@ func main() {
 // run is the whole command: flags, then the processor until end of input
 // (exit 0) or ctx ends (exit 1). Usage errors exit 2 before the ready line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if buildinfo.Requested(args) {
+		fmt.Fprintln(stdout, buildinfo.Line("c2-damocles"))
+		return 0
+	}
 	cfg, err := parseFlags(args, stdout, stderr, getenv)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -172,6 +177,7 @@ func parseFlags(args []string, stdout, stderr io.Writer, getenv func(string) str
 	cfg := &config{}
 	fs := flag.NewFlagSet("c2-damocles", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	buildinfo.Register(fs)
 	fs.StringVar(&cfg.addr, "addr", env.str("C2_COORDINATOR", addrDefault), "coordinator URL ($C2_COORDINATOR)")
 	fs.BoolVar(&cfg.grpc, "grpc", env.boolean("C2_GRPC"), "use gRPC instead of the Connect (HTTP/JSON-compatible) protocol ($C2_GRPC)")
 	fs.StringVar(&cfg.priority, "priority", env.str("C2_PRIORITY", priorityDefault), "queue lane of the jobs: high, normal or low ($C2_PRIORITY)")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -18,6 +19,27 @@ func ParamsPath(dir, shape string) string { return filepath.Join(dir, shape+".pa
 
 // VKPath is the verifying key beside a shape's parameters: <dir>/<shape>.vk.
 func VKPath(dir, shape string) string { return filepath.Join(dir, shape+".vk") }
+
+// MakeParamsCommand is the command line that makes a test shape's
+// parameters in dir: "c2-params -dir DIR -shapes SHAPE", with dir made
+// absolute (it names the folder of the process that reports it) and quoted
+// for a POSIX shell when it needs to be. Errors about missing test-shape
+// parameters end with it.
+func MakeParamsCommand(dir, shape string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return "c2-params -dir " + shellQuote(dir) + " -shapes " + shellQuote(shape)
+}
+
+// shellQuote quotes s for a POSIX shell unless it consists of characters
+// that need no quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@%+=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // SetupConfig says where and how to write a shape's Groth16 parameters.
 type SetupConfig struct {

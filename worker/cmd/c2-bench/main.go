@@ -46,6 +46,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/c2cluster/c2cluster/pkg/buildinfo"
 	"github.com/c2cluster/c2cluster/pkg/cputime"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
@@ -116,6 +117,7 @@ type options struct {
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("c2-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	buildinfo.Register(fs)
 	o := &options{}
 	var devices, modes, workers string
 	fs.StringVar(&o.shape, "shape", "32GiB", "proof shape ("+strings.Join(porep.ShapeNames(), ", ")+")")
@@ -285,6 +287,10 @@ func (b *bench) printf(format string, a ...any) {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if buildinfo.Requested(args) {
+		fmt.Fprintln(stdout, buildinfo.Line("c2-bench"))
+		return nil
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err

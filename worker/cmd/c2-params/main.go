@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/c2cluster/c2cluster/pkg/buildinfo"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -60,10 +61,15 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if buildinfo.Requested(args) {
+		fmt.Fprintln(stdout, buildinfo.Line("c2-params"))
+		return nil
+	}
 	fs := flag.NewFlagSet("c2-params", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	buildinfo.Register(fs)
 	dir := fs.String("dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.params and <shape>.vk ($C2_PARAMS_DIR)")
-	shapes := fs.String("shapes", envOr("C2_SHAPES", "test-micro"), "comma-separated shapes ($C2_SHAPES)")
+	shapes := fs.String("shapes", envOr("C2_SHAPES", porep.TestShapeDefault), "comma-separated shapes ($C2_SHAPES)")
 	officialDir := fs.String("official-dir", ceremony.Dir(), "Filecoin's parameter folder, for -check of official shapes ($"+ceremony.EnvDir+")")
 	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications (and -check's subgroup checks) run: auto, cpu or cuda ($C2_BACKEND)")
 	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")

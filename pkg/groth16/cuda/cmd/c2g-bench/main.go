@@ -34,6 +34,7 @@ import (
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
+	"github.com/c2cluster/c2cluster/pkg/buildinfo"
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/groth16/cuda"
 )
@@ -92,7 +93,12 @@ func median(v []float64) float64 {
 }
 
 func run(args []string, stdout io.Writer) error {
+	if buildinfo.Requested(args) {
+		fmt.Fprintln(stdout, buildinfo.Line("c2g-bench"))
+		return nil
+	}
 	fs := flag.NewFlagSet("c2g-bench", flag.ContinueOnError)
+	buildinfo.Register(fs)
 	lib := fs.String("lib", "", "libc2groth16.so (default $"+cuda.EnvLibrary+")")
 	dev := fs.Int("device", 0, "CUDA device index")
 	g1s := fs.String("g1", "20,22,24,26", "log2 sizes of the G1 MSMs")
