@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 	"github.com/c2cluster/c2cluster/proto/c2cluster/v1/c2clusterv1connect"
@@ -190,12 +191,15 @@ func (s *Server) refreshDepth(ctx context.Context) {
 	defer t.Stop()
 	for {
 		if depth, err := s.q.Depth(ctx); err == nil {
-			s.cfg.Metrics.QueueDepth.Reset()
+			pending := make(map[telemetry.QueueKey]uint64, len(depth))
 			var inFlight uint64
 			for _, d := range depth {
-				s.cfg.Metrics.QueueDepth.WithLabelValues(d.Shape, d.Lane).Set(float64(d.Pending))
+				pending[telemetry.QueueKey{Shape: d.Shape, Lane: d.Lane}] = d.Pending
 				inFlight += d.InFlight
 			}
+			// Every shape the coordinator knows × every lane: an empty
+			// lane reads 0 rather than vanishing from /metrics.
+			s.cfg.Metrics.SetQueueDepth(porep.ShapeNames(), s.q.Config().Lanes, pending)
 			s.cfg.Metrics.PartitionsInFlight.Set(float64(inFlight))
 		}
 		select {

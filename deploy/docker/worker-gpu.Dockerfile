@@ -24,8 +24,16 @@ RUN CGO_ENABLED=1 go build -trimpath -o /out/worker ./worker
 FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu22.04
 COPY --from=cuda /out/libc2groth16.so /usr/local/lib/libc2groth16.so
 COPY --from=build /out/worker /usr/local/bin/worker
-RUN useradd --system --uid 10001 c2 && ldconfig
-USER c2
+# The worker runs as nonroot, uid 65532, like every c2cluster image: the
+# parameter files c2-params writes into the "params" volume are readable by
+# their owner only, and the official folder's checked markers are then one
+# uid's on a host with both workers. /params, the volume's mount point, is
+# that user's: whichever image mounts the volume first gives it its owner.
+RUN groupadd --gid 65532 nonroot \
+ && useradd --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent nonroot \
+ && install -d -m 0755 -o 65532 -g 65532 /params \
+ && ldconfig
+USER 65532:65532
 EXPOSE 9464
 ENV C2G_CUDA_LIB=/usr/local/lib/libc2groth16.so C2_METRICS_LISTEN=0.0.0.0:9464 C2_PARAMS_DIR=/params \
     C2_BACKEND=cuda NVIDIA_DRIVER_CAPABILITIES=compute,utility

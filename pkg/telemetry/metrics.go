@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -29,7 +30,9 @@ const (
 type Metrics struct {
 	Registry *prometheus.Registry
 
-	// QueueDepth is the number of partition tasks waiting, by shape and lane.
+	// QueueDepth is the number of partition tasks waiting, by shape and
+	// lane; set it with SetQueueDepth, which keeps a series at 0 for every
+	// shape and lane rather than dropping it.
 	QueueDepth *prometheus.GaugeVec
 	// PartitionsInFlight is the number of partitions being proved by this
 	// process (worker) or handed out and not yet complete (coordinator).
@@ -60,6 +63,36 @@ type Metrics struct {
 	// VRAMBytes is device memory by device and kind ("used", "reserved",
 	// "budget").
 	VRAMBytes *prometheus.GaugeVec
+
+	queueMu     sync.Mutex
+	queueSeries map[QueueKey]struct{} // every c2_queue_depth series made so far
+}
+
+// QueueKey names one c2_queue_depth series: a shape and a lane.
+type QueueKey struct{ Shape, Lane string }
+
+// SetQueueDepth publishes the partition tasks waiting per shape and lane
+// (QueueDepth). Every shape × lane of shapes and lanes has a series, 0 when
+// nothing waits there, and so has every key of pending; a series published
+// once stays and falls back to 0 when its tasks are gone. An empty queue
+// therefore reads 0, never "no data", in queries and alerts.
+func (m *Metrics) SetQueueDepth(shapes, lanes []string, pending map[QueueKey]uint64) {
+	m.queueMu.Lock()
+	defer m.queueMu.Unlock()
+	if m.queueSeries == nil {
+		m.queueSeries = map[QueueKey]struct{}{}
+	}
+	for _, s := range shapes {
+		for _, l := range lanes {
+			m.queueSeries[QueueKey{Shape: s, Lane: l}] = struct{}{}
+		}
+	}
+	for k := range pending {
+		m.queueSeries[k] = struct{}{}
+	}
+	for k := range m.queueSeries {
+		m.QueueDepth.WithLabelValues(k.Shape, k.Lane).Set(float64(pending[k]))
+	}
 }
 
 // latencyBuckets span 1 ms to ~17 min: partition stages of test shapes take
