@@ -8,7 +8,7 @@ ARGS  ?=
 help: ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
-run: ## single node end to end: Redis, NATS, Jaeger, coordinator, CPU worker; prove a test sector (ARGS="-keep" to stay up)
+run: ## single node end to end: Redis, NATS, Jaeger, coordinator, CPU worker; prove a test sector, then serve its web page until Ctrl-C (ARGS=-keep=false: exit after the proof)
 	@scripts/run.sh $(ARGS)
 
 test: ## run every test (starts what it needs; GPU tests skip without a GPU)

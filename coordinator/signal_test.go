@@ -30,8 +30,8 @@ func TestRunExitsZeroOnSignal(t *testing.T) {
 		waitFor string // the line after which the signal is sent
 		want    string
 	}{
-		{"keep/SIGINT", syscall.SIGINT, true, "serving until interrupted", "stopping"},
-		{"keep/SIGTERM", syscall.SIGTERM, true, "serving until interrupted", "stopping"},
+		{"keep/SIGINT", syscall.SIGINT, true, "serving until Ctrl-C", "stopping"},
+		{"keep/SIGTERM", syscall.SIGTERM, true, "serving until Ctrl-C", "stopping"},
 		// The first line comes before anything is started; the demo takes
 		// seconds after it.
 		{"demo/SIGINT", syscall.SIGINT, false, "c2cluster single node: state in", "interrupted; everything started was stopped"},

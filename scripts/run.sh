@@ -7,8 +7,11 @@
 # first build compiles c2cluster and its dependencies) and runs
 # `bin/coordinator run`, which starts NATS, the coordinator and a CPU worker
 # in one process, seals a test sector, proves it, verifies it, and prints
-# the proof and its trace. Extra arguments go to `coordinator run` (e.g.
-# `make run ARGS="-shape test-mini -keep"`).
+# the proof and its trace, then keeps serving — the web page with the job
+# and its trace, the API, NATS and Redis — until Ctrl-C (`-keep`). Extra
+# arguments go to `coordinator run` and come after that `-keep`, so
+# `make run ARGS=-keep=false` exits once the proof is verified (e.g.
+# `make run ARGS="-shape test-mini"`).
 #
 # The coordinator replaces this script (exec), so make sees its exit status:
 # 0 after a run, and 0 after Ctrl-C or SIGTERM once everything is stopped.
@@ -51,4 +54,4 @@ if [ "$no_jaeger" = 0 ]; then
   fi
 fi
 
-exec bin/coordinator run "${jaeger[@]}" "$@"
+exec bin/coordinator run -keep "${jaeger[@]}" "$@"

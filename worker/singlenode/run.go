@@ -407,10 +407,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Keep {
 		r.step("job and trace in a browser: open %s", jobPage)
 	} else {
-		r.step("job and trace in a browser: %s (served while the node runs: add -keep, make run ARGS=-keep)", jobPage)
+		r.step("job and trace in a browser: %s (served only while the node runs: run with -keep, as make run does)", jobPage)
 	}
 	if cfg.Keep {
-		r.step("serving until interrupted: coordinator %s, NATS %s, Redis %s (prefix %s), params %s", api, emb.URL(), rd.Addr, prefix, paramsDir)
+		r.step("serving until Ctrl-C (SIGINT or SIGTERM): coordinator %s, NATS %s, Redis %s (prefix %s), params %s", api, emb.URL(), rd.Addr, prefix, paramsDir)
 		otlp := ""
 		if jg != nil {
 			otlp = jg.OTLPEndpoint
