@@ -28,5 +28,5 @@ cuda: ## build the CUDA prover library (needs nvcc; see docs/cuda.md)
 compose-config: ## validate docker-compose.yml (docker compose config, or the Compose schema via tools/compose)
 	@scripts/check-compose.sh
 
-bench-cluster: ## coordination overhead per partition with real workers (docs/perf/cluster.md)
+bench-cluster: ## coordination overhead per partition with real workers (docs/perf/README.md#cluster-plumbing)
 	$(GO) test -run XXX -bench BenchmarkCoordinationOverhead -benchtime 3x ./coordinator/e2e/

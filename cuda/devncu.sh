@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hardware counters of the MSM accumulation kernels on the device machine
-# (ncu; Firecracker hosts only, docs/perf/cuda.md): for each library variant
+# (ncu; docs/cuda.md, "Benchmarks and profiling"): for each library variant
 # of VARIANTS (folders .devbuild/<name>/ as for devcmp.sh), one G1 MSM of
 # 2^G1 points and one G2 MSM of 2^G2 points under ncu, profiling KERNELS
 # (a regex, default the accumulation) for COUNT launches each, and with

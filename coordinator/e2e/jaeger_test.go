@@ -22,8 +22,9 @@ import (
 
 // One job's trace, found through Jaeger's HTTP query API: the coordinator
 // (this process) and a worker process export to a real Jaeger (built from
-// tools/jaeger, cached under bin/), and the trace holds every span of
-// DESIGN §5 from both services under one trace id, linked across the NATS
+// tools/jaeger, cached under bin/), and the trace holds every span of a
+// job (pkg/telemetry's Span* names; docs/cluster.md, "Telemetry") from both
+// services under one trace id, linked across the NATS
 // hop. The coordinator's web page then shows that job and its trace in a
 // real browser (checkWebPage).
 func TestJobTraceInJaeger(t *testing.T) {

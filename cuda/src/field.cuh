@@ -239,9 +239,8 @@ struct mont {
   // (IMAD.WIDE.U32.X) per product when the limb of p comes from the
   // constant bank (the m·p chains); register × register a·b chains stay
   // IMAD + IMAD.HI + additions. (Making every a_j b_i a plain 64-bit
-  // product and folding it into the m·p chains instead cut the SASS from
-  // 768 to 704 instructions for Fp but made the G1 MSM 8 % and the NTT 7 %
-  // slower on the H200: docs/perf/cuda.md, eighth session.) With
+  // product and folding it into the m·p chains instead gives fewer SASS
+  // instructions for Fp but a slower G1 MSM and NTT on an H200.) With
   // p < 2^(32N-1) and a, b < p: t < 2p after each row, every partial sum of
   // a row fits in N+1 words, and u < 2^(32N). With P::lazy (a, b < 2p,
   // 4p < 2^(32N)): t < a + p < 3p, u < 3p, and the result (ab + Mp)/R < 2p
@@ -457,9 +456,8 @@ struct fp2_t {
 // (a Montgomery step by 2^32 keeps those in [0, p)): 37 batches, no
 // data-dependent branch, so a warp's lanes stay together — the binary
 // extended Euclid it replaced ran data-dependent loops of shifts and
-// subtractions (~260,000 warp instructions per inversion in the
-// batch-affine kernel, 23 % of its instructions; divsteps ~50,000;
-// perf/cuda.md, sixteenth session). The Euclid stays as the reference and
+// subtractions (about five times the warp instructions per inversion in
+// the batch-affine kernel). The Euclid stays as the reference and
 // as a fallback that the theorem's bound says is never taken.
 #if defined(__CUDACC__)
 #define C2G_INV inline __host__ __device__ __noinline__

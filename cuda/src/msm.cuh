@@ -1,7 +1,7 @@
 // Multi-scalar multiplication sum_i k_i * P_i over G1 or G2 (affine bases in
 // device memory, canonical Fr scalars in device memory).
 //
-// Plan (DESIGN §3, issue 5):
+// Plan (docs/cuda.md, "Algorithms"):
 //  1. Split the scalars into zeros (skipped), ones and minus ones (their
 //     bases are summed directly: one mixed addition each; the minus ones'
 //     sum is subtracted) and the rest, keeping index lists. PoRep
@@ -49,9 +49,9 @@
 //     scalar i on P_i, digit w + h on Q_i): half the windows, each over
 //     twice the points, so the same point additions but half the bucket
 //     sets — a wider window (c = 22, 12 windows → 6 of 2^28 entries at
-//     2^27 points) costs what a narrower one did (2^27 random on an H200:
-//     683 → 620 ms, perf/cuda.md, eighteenth session). The copy costs the
-//     bases' memory once more.
+//     2^27 points) costs what a narrower one does over unsplit bases, and
+//     the MSM is faster (docs/perf/README.md, "CUDA kernels"). The copy
+//     costs the bases' memory once more.
 // Accumulators are XYZZ (affine in 2'); every kernel is deterministic in its
 // result.
 #pragma once
@@ -74,9 +74,9 @@ constexpr uint32_t MSM_CMIN = 4;
 constexpr uint32_t MSM_CMAX = 26;        // the widest window (C2G_MSM_WINDOW_BITS may force it)
 constexpr uint32_t MSM_CMODEL_MAX = 22;  // the widest the cost model picks
 // Points per batch-affine chunk. A build-time knob for experiments
-// (-DC2G_MSM_CHUNK=16 on every unit: the scratch plan depends on it): 8
-// since the tenth session; 16 and 32 lost again with divsteps' cheaper
-// inversions (seventeenth session, perf/cuda.md).
+// (-DC2G_MSM_CHUNK=16 on every unit: the scratch plan depends on it): 8;
+// 16 and 32 are slower with divsteps' cheap inversions (docs/perf/README.md,
+// "CUDA library defaults against their alternatives").
 #ifndef C2G_MSM_CHUNK
 #define C2G_MSM_CHUNK 8
 #endif
@@ -168,7 +168,8 @@ inline uint32_t msm_forced_c() { return (uint32_t)env_int("C2G_MSM_WINDOW_BITS",
 inline uint32_t msm_split_windows(uint32_t c) { return (msm_plan_for(c).W + 1) / 2; }
 inline uint32_t msm_split_shift(uint32_t c) { return c * msm_split_windows(c); }
 // The window of a split MSM of n points (2n entries): 22 from 2^24 points
-// (12 windows → 6 of 2^(c-1) buckets, the eighteenth session's measurement),
+// (12 windows → 6 of 2^(c-1) buckets; docs/perf/README.md, "CUDA library
+// defaults against their alternatives"),
 // the cost model's for 2n below; C2G_MSM_WINDOW_BITS forces it as it does
 // every MSM's.
 constexpr uint64_t MSM_SPLIT_WIDE_MIN = 1ull << 24;
@@ -201,8 +202,8 @@ inline bool msm_affine_for(uint64_t n) {
 // made smaller where a bucket would average fewer than about
 // 2^MSM_AFFINE_RUN_BITS points (log2 n rounded): each bucket's last chunk
 // is partly empty and every chunk sum is one more addition in the merge
-// (2^27 random: c = 19 / 20 / 21 / 22 took 812 / 762 / 777 / 890 ms on an
-// H200, perf/cuda.md).
+// (at 2^27 random points on an H200 the model's c beats the windows one
+// narrower and one wider).
 inline uint32_t msm_affine_c(uint32_t c, uint64_t n) {
   const uint64_t r = n + n / 2;
   uint32_t lg = 0;
@@ -583,7 +584,7 @@ constexpr uint32_t MSM_NO_POINT = 0xffffffffu;  // a chunk's missing point (cval
 
 // Minimum resident blocks of 128 threads per SM asked of ptxas for the
 // batch-affine kernel: 4 = at most 128 registers, 4 warps per scheduler
-// (the kernel also waits on memory; the probe's best, perf/cuda.md).
+// (the kernel also waits on memory; the best of the probed settings).
 #ifndef C2G_AFF_MIN_BLOCKS
 #define C2G_AFF_MIN_BLOCKS 4
 #endif
@@ -652,9 +653,8 @@ __global__ void __launch_bounds__(128, C2G_AFF_MIN_BLOCKS)
   uint32_t mine = (total - t + T - 1) / T;  // this lane's chunks: i < mine
   if (mine > B) mine = B;
   // the chunks' first points, four at a time: their index and base loads
-  // in flight together (one at a time, each waited for its two dependent
-  // loads: 4.5 % of the kernel's stall samples; perf/cuda.md, sixteenth
-  // session)
+  // in flight together (one at a time, each would wait for its two
+  // dependent loads, a visible share of the kernel's stall samples)
   for (uint32_t i = 0; i < mine; i += 4) {
     uint32_t v[4];
 #pragma unroll

@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(256) k_ntt_pass(fr_t* data, uint32_t lo_bit, u
 // element per thread (16.9 ms of a 2^27 NTT in ncu, 16 % of DRAM
 // bandwidth). Blocks with rev m < m have nothing to do. 16 x 16 tiles, both
 // in shared memory at once, beat 32 x 32 tiles transposed one after the
-// other (NTT 2^27 forward on an H200: 50.4 vs 53.9 ms; docs/perf/cuda.md).
+// other (NTT 2^27 forward on an H200).
 constexpr uint32_t BR_BITS = 4;
 constexpr uint32_t BR_SIDE = 1u << BR_BITS;
 constexpr uint32_t BR_PITCH = BR_SIDE + 1;  // padded rows: fewer bank conflicts

@@ -79,8 +79,8 @@ static dim3 grid_stride(uint64_t n) {
 
 // A task's memory comes from the device's stream-ordered pool. With the
 // pool's default release threshold (0) every freed task is unmapped and the
-// next one maps its ~20 GB afresh (a 32 GiB partition: 30 of its 53 ms of
-// upload on an H200, perf/cuda.md), so the pool keeps up to the largest
+// next one maps its ~20 GB afresh (at 32 GiB, most of a partition's
+// upload time), so the pool keeps up to the largest
 // task's bytes mapped between tasks: in steady state each task reuses the
 // memory its predecessor freed. C2G_POOL_KEEP=off (environment, read per
 // upload) gives every byte back when a task ends (threshold 0). key_create
@@ -227,7 +227,7 @@ static void key_shape(c2g_key* k, int device, const c2g_key_desc& d) {
 // the points, on a copy of the H query doubled c·h times beside it (h =
 // ceil(W / 2) of the window's W: msm_split_shift) — the
 // 32 GiB shape's H MSM at c = 22 in 6 windows of 2^28 entries instead of
-// 13 of 2^27 (perf/cuda.md, eighteenth session), for 12.9 GB more of
+// 13 of 2^27 (faster: docs/perf/README.md, "CUDA kernels"), for 12.9 GB more of
 // device memory. C2G_MSM_SPLIT=on|off|auto (environment, read by
 // key_create): auto (the default) splits an H query of MSM_SPLIT_WIDE_MIN
 // points or more when, with the copy made, the device still has room for
@@ -336,8 +336,8 @@ static uint64_t g1_msm_max(const c2g_key* k) {
 // second stream from a second host thread, in their own scratch (region
 // Y: 8.7 GB more per task at the 32 GiB shape) — so that each fills the
 // multiprocessors the other leaves idle (the reductions' small launches,
-// the H MSM's serial steps): the H200's 32 GiB partition compute went
-// 1,221 → 1,149 ms (perf/cuda.md, thirteenth session). The key decides
+// the H MSM's serial steps), which shortens a 32 GiB partition's compute.
+// The key decides
 // when it is made (key_decide_overlap): C2G_OVERLAP=on|off|auto
 // (environment), auto (the default) overlaps when the device, once the
 // parameters are resident, still has room for two tasks laid out so.

@@ -1,6 +1,6 @@
 // affine_batch: how fast can G1 (and G2) bucket additions go in affine
 // coordinates with batched inversions, against the library's XYZZ mixed
-// additions (docs/perf/cuda.md, ninth session)? The accumulation of the MSM
+// additions (docs/cuda.md, "Tools")? The accumulation of the MSM
 // runs its IMAD pipe 88 % busy at 8M + 2S per addition; an affine addition
 // whose inversion is shared costs 5M + 1S plus its share of the inversion.
 // A warp instruction costs the same for 1 active lane as for 32, so the

@@ -1,10 +1,10 @@
 // fp30: a prototype of the BLS12-381 Fp Montgomery product without carry
-// chains (docs/perf/cuda.md, fifteenth session), measured against the
+// chains (docs/cuda.md, "Tools"), measured against the
 // library's own product (mont<FpParams>, 12 limbs of 32 bits, CIOS with
 // madc chains) in the same binary.
 //
 // Why: the batch-affine kernel of the H MSM waits mostly on fixed-latency
-// dependencies (ncu, fourteenth session); the guess was the product's madc
+// dependencies (ncu); the guess was the product's madc
 // chains (each instruction waiting for the carry of the one before) with
 // only four warps per scheduler at 128 registers. The answer (H200, nvcc
 // 13.0): the library's product alone, in dependent chains at that shape,

@@ -1,5 +1,5 @@
 // fp52: a prototype of the BLS12-381 Fp Montgomery product on the FP64 pipe
-// (docs/perf/cuda.md, ninth session), measured against the library's own
+// (docs/cuda.md, "Tools"), measured against the library's own
 // product (mont<FpParams>, 12 limbs of 32 bits on IMAD) in the same binary.
 //
 // Representation: 8 limbs of 52 bits (416 bits), Montgomery form with

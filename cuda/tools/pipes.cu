@@ -1,5 +1,5 @@
 // pipes: throughput of the multipliers a field product can use on this GPU
-// (docs/perf/cuda.md, ninth session). Kernels of independent chains of
+// (docs/cuda.md, "Tools"). Kernels of independent chains of
 // 32x32->64-bit integer multiply-adds (IMAD.WIDE.U32, the FMA-heavy pipe
 // every Fp/Fr product runs on today), of FP64 fused multiply-adds (DFMA,
 // the FP64 pipe), and of both interleaved; prints the rate of each per SM

@@ -7,7 +7,7 @@ import (
 
 // Backend proves synthesized instances. A backend is split into stages so
 // that a worker can hold a device lock around exactly the stages that use the
-// device (see DESIGN §6):
+// device (docs/worker.md, "The interlock"):
 //
 //	key  := backend.Load(ctx, pk)          // once per process: parameters resident
 //	task := key.Prepare(ctx, w, rnd)       // host only, no device access

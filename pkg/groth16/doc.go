@@ -45,5 +45,5 @@
 //
 // Everything that reads outside bytes returns errors, never panics, and is
 // fuzzed (see fuzz_test.go). See docs/groth16.md for the formats and the
-// prover's stages, and docs/perf/groth16.md for measurements.
+// prover's stages, and docs/perf/README.md for measurements.
 package groth16

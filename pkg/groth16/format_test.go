@@ -17,7 +17,7 @@ import (
 )
 
 // independentParams is a minimal .params reader written from the format
-// description alone (DESIGN §3): six vk points, then ic, h, l, a, b_g1,
+// description alone (docs/groth16.md, "Formats"): six vk points, then ic, h, l, a, b_g1,
 // b_g2, each a u32 big-endian count and uncompressed points, decoded here
 // with gnark-crypto's own SetBytes.
 type independentParams struct {

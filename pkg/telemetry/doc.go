@@ -2,8 +2,8 @@
 // coordinator and the workers:
 //
 //   - tracing setup: an OTLP/gRPC exporter (or none), the W3C trace-context
-//     propagator, and the span names and attribute keys of DESIGN §5
-//     (Setup, Span*, Attr*);
+//     propagator, and the span names and attribute keys of a job's trace
+//     (Setup, Span*, Attr*; docs/cluster.md, "Telemetry");
 //   - HeaderCarrier: a case-insensitive propagation carrier over NATS
 //     message headers, so one trace follows a job across processes;
 //   - Metrics: the Prometheus collectors of the cluster (queue depth per

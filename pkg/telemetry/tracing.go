@@ -21,7 +21,7 @@ import (
 // TracerName is the instrumentation scope of c2cluster's spans.
 const TracerName = "github.com/c2cluster/c2cluster"
 
-// Span names of one job's trace (DESIGN §5):
+// Span names of one job's trace (docs/cluster.md, "Telemetry"):
 //
 //	submit → job → publish partition (producer)
 //	  → partition (consumer) → synthesize, interlock.wait, gpu.upload,

@@ -1,7 +1,7 @@
 // Package interlock runs the staged Groth16 prover (groth16.Key / Task) on
 // one device under a configurable lock discipline and a device-memory
 // budget, so several worker slots can share a GPU without stepping on each
-// other (DESIGN §6).
+// other (docs/worker.md, "The interlock").
 //
 // Modes (Config.Mode):
 //

@@ -19,7 +19,7 @@ import (
 const (
 	BackendDefault             = backend.NameAuto
 	InterlockDefault           = interlock.ModeDefault
-	GPUWorkersPerDeviceDefault = 3 // GPU backends: the other slots' syntheses and uploads fill the GPU while one computes (docs/perf/porep-gpu.md)
+	GPUWorkersPerDeviceDefault = 3 // GPU backends: the other slots' syntheses and uploads fill the GPU while one computes (docs/worker.md, "Slots and the partition pipeline")
 	CPUWorkersPerDeviceDefault = 1 // the CPU backend already uses every core per proof
 	HeartbeatIntervalDefault   = 5 * time.Second
 	DrainTimeoutDefault        = 2 * time.Minute

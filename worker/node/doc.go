@@ -25,7 +25,7 @@
 // Bad input (an undecodable or tampered C1, a lost blob) terminates the task
 // with its reason; anything else is retried with a delay, and the error is
 // recorded as the job's last error; a panic in a slot becomes an error with
-// its file and line. Spans follow DESIGN §5: "partition" (consumer; job,
+// its file and line. Spans (docs/cluster.md, "Telemetry"): "partition" (consumer; job,
 // partition, attempt, worker, device) with "synthesize", "interlock.wait",
 // "prepare", "gpu.upload", "gpu.compute", "epilogue", "verify" inside.
 //

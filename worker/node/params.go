@@ -172,8 +172,7 @@ func subgroupChecker(cfg Config, sel backend.Selection, opts backend.Options) (g
 //
 // The circuit compiles while the parameters are read: the two are
 // independent until their sizes are compared, and at the 32 GiB shape each
-// takes about a minute or more (compile 67–107 s; read, decode and subgroup
-// check on a GPU 46–58 s; both together 108 s: docs/perf/porep-gpu.md).
+// takes on the order of a minute.
 func loadShape(ctx context.Context, cfg Config, name string, checker groth16.SubgroupChecker) (*ShapeParams, error) {
 	log := cfg.Logger
 	s, err := porep.ShapeByName(name)

@@ -424,7 +424,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // ExpectedSpans are the spans of a job of n partitions proved under the
-// compute interlock (DESIGN §5): what WaitForTrace should wait for.
+// compute interlock (docs/cluster.md, "Telemetry"): what WaitForTrace
+// should wait for.
 func ExpectedSpans(n int) map[string]int {
 	return map[string]int{
 		telemetry.SpanSubmit: 1, telemetry.SpanJob: 1, telemetry.SpanPublish: n, telemetry.SpanPartition: n,

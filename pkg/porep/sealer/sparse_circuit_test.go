@@ -17,7 +17,7 @@ import (
 // synthesis path), on the two cheapest multi-partition shapes; a changed
 // parent label makes the circuit unsatisfied. (32 GiB partitions of sparse
 // C1s are synthesized, proved and verified by c2-bench on a GPU host:
-// docs/perf/ledger.md.)
+// docs/perf/README.md, "End to end on the H200".)
 func TestSparseC1SatisfiesCircuit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

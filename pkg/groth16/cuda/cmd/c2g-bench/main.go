@@ -9,7 +9,7 @@
 // It prints one line per measurement as it goes, a table at the end, and
 // writes the numbers as JSON.
 //
-//	c2g-bench -lib cuda/build/libc2groth16.so -json docs/perf/cuda.json
+//	c2g-bench -lib cuda/build/libc2groth16.so -json bench.json
 //
 // Data is generated on the device (points, scalars for MSM/NTT) or on the
 // host with all cores (the partition's witness), never timed.
@@ -218,7 +218,8 @@ func anchorText(r result) string {
 	return fmt.Sprintf("(anchor %.1f ms, %.2fx) %s", r.Anchor, r.Anchor/r.DeviceMS, r.Note)
 }
 
-// anchors from DESIGN §7 (sppark 17278d7 on one H200, data on the GPU).
+// anchors: sppark 17278d7 on one H200, data on the GPU (docs/perf/README.md,
+// "CUDA kernels: c2g-bench on the H200").
 func msmAnchor(group, logN int, scalars string) float64 {
 	if group == 1 && logN == 26 {
 		if scalars == "random" {
