@@ -25,6 +25,12 @@
 // subscribes to those advisories, so none is lost while no coordinator runs;
 // RunDeadLetters hands job, partition and reason to a callback.
 //
+// Connecting: Dial takes a ConnConfig (URLs; user and password, token,
+// nkey seed or creds file; CA, client certificate and key for TLS), the
+// settings both binaries share, and refuses a server older than
+// MinServerVersion (2.10.4: the first to honour a termination with a
+// reason). Errors and logs show URLs through RedactURL, never a secret.
+//
 // The package knows nothing of proofs or job state (pkg/jobstore); errors
 // are typed for errors.Is: ErrBadTask, ErrBlobNotFound, ErrBadInput,
 // ErrInvalidConfig.

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 )
 
 // EmbeddedConfig configures an in-process NATS server with JetStream.
@@ -19,6 +18,9 @@ type EmbeddedConfig struct {
 	// ReadyTimeout bounds the wait for the server to accept clients.
 	// Default 10 s.
 	ReadyTimeout time.Duration
+	// Configure, when set, adjusts the server's options before it starts
+	// (tests: TLS, users, nkeys).
+	Configure func(*server.Options)
 }
 
 // Embedded is a running in-process NATS server (the single-node default and
@@ -43,7 +45,7 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 10 * time.Second
 	}
-	ns, err := server.NewServer(&server.Options{
+	opts := &server.Options{
 		ServerName: "c2-embedded",
 		Host:       cfg.Host,
 		Port:       port,
@@ -51,7 +53,11 @@ func StartEmbedded(cfg EmbeddedConfig) (*Embedded, error) {
 		StoreDir:   cfg.StoreDir,
 		NoSigs:     true,
 		NoLog:      true,
-	})
+	}
+	if cfg.Configure != nil {
+		cfg.Configure(opts)
+	}
+	ns, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("queue: embedded nats-server: %w", err)
 	}
@@ -71,14 +77,4 @@ func (e *Embedded) URL() string { return e.Server.ClientURL() }
 func (e *Embedded) Shutdown() {
 	e.Server.Shutdown()
 	e.Server.WaitForShutdown()
-}
-
-// Connect dials a NATS server with settings for a long-lived cluster
-// process: unlimited reconnects, a name for monitoring.
-func Connect(url, name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(url, nats.Name(name), nats.MaxReconnects(-1), nats.ReconnectWait(500*time.Millisecond))
-	if err != nil {
-		return nil, fmt.Errorf("queue: connect %s: %w", url, err)
-	}
-	return nc, nil
 }
