@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/c2cluster/c2cluster/pkg/secret"
 )
 
 // MinServerVersion is the oldest nats-server the queue works with. A Slot
@@ -95,9 +97,9 @@ func (c ConnConfig) Validate() error {
 	if (c.CertFile == "") != (c.KeyFile == "") {
 		return fmt.Errorf("%w: NATS: a client certificate needs both the certificate and the key file", ErrInvalidConfig)
 	}
-	for _, s := range splitURLs(c.urlOrDefault()) {
+	for _, s := range secret.SplitList(c.urlOrDefault()) {
 		if _, err := url.Parse(s); err != nil {
-			return fmt.Errorf("%w: NATS URL %s: not a URL", ErrInvalidConfig, RedactURL(s))
+			return fmt.Errorf("%w: NATS URL %s: not a URL", ErrInvalidConfig, secret.RedactURL(s))
 		}
 	}
 	return nil
@@ -118,7 +120,7 @@ func (c ConnConfig) options() ([]nats.Option, error) {
 	case c.User != "":
 		pw := c.Password
 		if c.PasswordFile != "" {
-			s, err := ReadSecretFile("NATS password file", c.PasswordFile)
+			s, err := secret.ReadFile("NATS password file", c.PasswordFile)
 			if err != nil {
 				return nil, err
 			}
@@ -128,7 +130,7 @@ func (c ConnConfig) options() ([]nats.Option, error) {
 	case c.Token != "" || c.TokenFile != "":
 		tok := c.Token
 		if c.TokenFile != "" {
-			s, err := ReadSecretFile("NATS token file", c.TokenFile)
+			s, err := secret.ReadFile("NATS token file", c.TokenFile)
 			if err != nil {
 				return nil, err
 			}
@@ -176,7 +178,7 @@ func Dial(c ConnConfig) (*nats.Conn, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	where := RedactURL(c.urlOrDefault())
+	where := secret.RedactURL(c.urlOrDefault())
 	opts, err := c.options()
 	if err != nil {
 		return nil, fmt.Errorf("queue: connect %s: %w", where, err)
@@ -283,62 +285,4 @@ func compareVersions(a, b version) int {
 		return -1
 	}
 	return strings.Compare(a.pre, b.pre)
-}
-
-// RedactURL returns a NATS or Redis URL (or a comma-separated list of
-// them) fit to print: a password becomes "xxxxx" (url.URL.Redacted), and so
-// does a user with no password, which NATS takes for a token. Text that is
-// not a URL with credentials comes back unchanged, except that anything
-// before an '@' is redacted.
-func RedactURL(s string) string {
-	parts := splitURLs(s)
-	for i, p := range parts {
-		parts[i] = redactOne(p)
-	}
-	return strings.Join(parts, ",")
-}
-
-func redactOne(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
-		// Not a URL url.Parse reads; do not risk printing a secret.
-		if i := strings.LastIndexByte(s, '@'); i >= 0 {
-			return "xxxxx" + s[i:]
-		}
-		return s
-	}
-	if u.User == nil {
-		return s
-	}
-	if _, has := u.User.Password(); !has {
-		if u.User.Username() == "" {
-			return s
-		}
-		u.User = url.User("xxxxx")
-		return u.String()
-	}
-	return u.Redacted()
-}
-
-func splitURLs(s string) []string {
-	parts := strings.Split(s, ",")
-	for i := range parts {
-		parts[i] = strings.TrimSpace(parts[i])
-	}
-	return parts
-}
-
-// ReadSecretFile reads a secret (a password or token) from a file, without
-// its trailing newline; what names the setting in errors. An empty file is
-// an error: an empty secret is almost always a mistake.
-func ReadSecretFile(what, path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
-	}
-	s := strings.TrimRight(string(b), "\r\n")
-	if s == "" {
-		return "", fmt.Errorf("%s %s is empty", what, path)
-	}
-	return s, nil
 }

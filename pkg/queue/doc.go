@@ -29,7 +29,7 @@
 // nkey seed or creds file; CA, client certificate and key for TLS), the
 // settings both binaries share, and refuses a server older than
 // MinServerVersion (2.10.4: the first to honour a termination with a
-// reason). Errors and logs show URLs through RedactURL, never a secret.
+// reason). Errors show URLs through secret.RedactURL, never a secret.
 //
 // The package knows nothing of proofs or job state (pkg/jobstore); errors
 // are typed for errors.Is: ErrBadTask, ErrBlobNotFound, ErrBadInput,
