@@ -25,6 +25,8 @@ func FuzzParseC1(f *testing.F) {
 	f.Add(bytes.Replace(doc, []byte(`"_h":null`), []byte(`"_h":1`), 1))
 	f.Add([]byte(`{"registered_proof":"StackedDrg2KiBV1_1","vanilla_proofs":{"StackedDrg2KiBV1":[[{}]]}}`))
 	f.Add([]byte(`[]`))
+	f.Add(bytes.Replace(doc, []byte(`"comm_d":`), []byte(`"comm_d":[],"COMM_D":`), 1))
+	f.Add(append(bytes.Repeat([]byte(" "), 200<<10), doc...))
 	f.Add([]byte(`{"vanilla_proofs":{"StackedDrg2KiBV1":[[{"comm_d_proofs":{"data":{"Single":{},"Sub":{}}}}]]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := c1.Parse(bytes.NewReader(data), c1.ParseOptions{MaxBytes: 1 << 20})

@@ -8,23 +8,22 @@ import (
 	"io"
 	"strings"
 
+	"github.com/c2cluster/c2cluster/internal/jsonscan"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 )
 
-// DefaultMaxBytes bounds the input Parse accepts. A 64 GiB-shape C1 is about
-// 39 MB of JSON (measured on a sparse benchmark C1); the limit leaves room
-// for whitespace.
-const DefaultMaxBytes = 256 << 20
+// DefaultMaxBytes bounds the input Parse reads: the largest size limit of
+// any registered shape (MaxBytes; about 49 MB, the 64 GiB shape's). Each
+// document must also keep within its own shape's limit.
+var DefaultMaxBytes = MaxBytesAll()
 
 // ParseOptions tune Parse. The zero value uses DefaultMaxBytes.
 type ParseOptions struct {
-	// MaxBytes is the largest input accepted; 0 means DefaultMaxBytes.
+	// MaxBytes is the largest input read; 0 means DefaultMaxBytes.
 	MaxBytes int64
 }
 
-// Parse reads one C1 document: size-limited, unknown fields rejected, the
-// registered proof resolved to a porep.Shape, and every count and length
-// checked against the shape (see Validate).
+// Parse reads one C1 document: size-limited, then as ParseBytes.
 func Parse(r io.Reader, opts ParseOptions) (*Output, error) {
 	limit := opts.MaxBytes
 	if limit <= 0 {
@@ -40,16 +39,38 @@ func Parse(r io.Reader, opts ParseOptions) (*Output, error) {
 	return ParseBytes(data)
 }
 
-// ParseBytes is Parse over an in-memory document (no size limit applied).
+// ParseBytes parses an in-memory document. Before decoding anything it
+// checks the JSON in one pass (grammar, nesting, no member name twice in an
+// object — names compared case-insensitively, as encoding/json matches
+// them to fields) and the document's size against its shape's limit
+// (MaxBytes of the registered proof it names). Then it decodes with unknown
+// fields rejected, resolves the registered proof to a porep.Shape and
+// checks every count and length against the shape, and comm_r, comm_d and
+// replica_id as field elements (see Validate).
 func ParseBytes(data []byte) (*Output, error) {
+	var rp []byte
+	err := jsonscan.Scan(data, jsonscan.Options{FoldNames: true, String: func(path []jsonscan.Step, raw []byte) error {
+		if len(path) == 1 && bytes.EqualFold(path[0].Name, []byte("registered_proof")) {
+			rp = jsonscan.Unquote(raw)
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, scanError(data, err)
+	}
+	if rp != nil {
+		if s, err := porep.ShapeByRegisteredProof(string(rp)); err == nil {
+			if limit := MaxBytes(s); int64(len(data)) > limit {
+				return nil, fmt.Errorf("%w: %d bytes; a C1 output of shape %s (%s) has at most %d bytes as compact JSON (jq -c compacts one)",
+					ErrTooLarge, len(data), s.Name, s.RegisteredProof, limit)
+			}
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var out Output
 	if err := dec.Decode(&out); err != nil {
 		return nil, decodeError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &FormatError{Offset: dec.InputOffset(), Reason: "trailing data after the document"}
 	}
 	shape, err := porep.ShapeByRegisteredProof(out.RegisteredProof)
 	if err != nil {
@@ -60,6 +81,27 @@ func ParseBytes(data []byte) (*Output, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// scanError turns a jsonscan rejection into a FormatError.
+func scanError(data []byte, err error) error {
+	var se *jsonscan.Error
+	if !errors.As(err, &se) {
+		return &FormatError{Reason: err.Error()}
+	}
+	reason := se.Reason
+	switch {
+	case reason == "empty document" && len(bytes.TrimSpace(data)) == 0:
+		return &FormatError{Reason: "empty input"}
+	case strings.HasPrefix(reason, "truncated"):
+		reason = "truncated JSON: " + reason
+	case reason == "data after the document":
+		reason = "trailing data after the document"
+	case strings.HasPrefix(reason, "duplicate member name"):
+	default:
+		reason = "invalid JSON: " + reason
+	}
+	return &FormatError{Path: se.Path, Offset: int64(se.Offset), Reason: reason}
 }
 
 func decodeError(err error) error {
@@ -90,6 +132,16 @@ func (o *Output) Validate() error {
 	s := o.Shape
 	if s == nil {
 		return formatErr("registered_proof", "shape not resolved")
+	}
+	// The circuit takes these as BLS12-381 scalars: a value at or above the
+	// modulus could never be proved.
+	for _, d := range []struct {
+		name string
+		v    porep.Domain
+	}{{"comm_r", o.CommR}, {"comm_d", o.CommD}, {"replica_id", o.ReplicaID}} {
+		if _, err := d.v.Element(); err != nil {
+			return formatErr(d.name, "%s is not a canonical BLS12-381 scalar (little-endian, below the field modulus)", d.v)
+		}
 	}
 	tag, err := o.VanillaProofs.Tag()
 	if err != nil {
