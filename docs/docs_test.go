@@ -407,3 +407,50 @@ func TestConfigurationReference(t *testing.T) {
 		requireSameFlags(t, "coordinator serve", helpFlags(t, string(help)), documented(t, rows))
 	})
 }
+
+// TestReferencedDocsExist checks that every docs/… file the repository's
+// sources, scripts and documents name exists, and that none cites a
+// design document by section number that the repository does not hold.
+func TestReferencedDocsExist(t *testing.T) {
+	root := repoRoot(t)
+	ref := regexp.MustCompile(`docs/[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.(?:md|json|log|txt)`)
+	design := "DESIGN" + " §" // split so that this file does not match itself
+	exts := []string{".go", ".md", ".sh", ".cu", ".cuh", ".yml", ".yaml", ".Dockerfile", ".service", ".env", ".toml"}
+	skip := map[string]bool{".git": true, "bin": true, ".c2": true, ".devbuild": true, ".devpack": true, "node_modules": true}
+	var bad []string
+	files := 0
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if skip[d.Name()] || (p != root && strings.HasPrefix(d.Name(), "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() != "Makefile" && !slices.ContainsFunc(exts, func(e string) bool { return strings.HasSuffix(d.Name(), e) }) {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files++
+		rel, _ := filepath.Rel(root, p)
+		for i, line := range strings.Split(string(b), "\n") {
+			for _, m := range ref.FindAllString(line, -1) {
+				if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(m))); err != nil {
+					bad = append(bad, fmt.Sprintf("%s:%d: %s does not exist", rel, i+1, m))
+				}
+			}
+			if strings.Contains(line, design) {
+				bad = append(bad, fmt.Sprintf("%s:%d: cites %q, a document the repository does not hold", rel, i+1, design))
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, files, 100, "the walk found suspiciously few files")
+	require.Empty(t, bad)
+}
