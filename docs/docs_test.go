@@ -157,14 +157,14 @@ func (d doc) links() []link {
 func TestAnchor(t *testing.T) {
 	for heading, want := range map[string]string{
 		"Sparse benchmark C1 (BENCHMARK INPUT) — `sealer.WriteSparseC1`": "sparse-benchmark-c1-benchmark-input--sealerwritesparsec1",
-		"Field-product probes (cuda/tools, H200)":                         "field-product-probes-cudatools-h200",
-		"End to end on the H200: c2-bench at 32 GiB":                      "end-to-end-on-the-h200-c2-bench-at-32-gib",
-		"The interlock (`interlock:`)":                                    "the-interlock-interlock",
-		"Curio's cuzk API":                                                "curios-cuzk-api",
-		"`.params` (bellperson `Parameters::write`)":                      "params-bellperson-parameterswrite",
-		"Single node (`coordinator run`, `make run`)":                     "single-node-coordinator-run-make-run",
-		"A [linked](x.md) heading":                                        "a-linked-heading",
-		"snake_case stays":                                                "snake_case-stays",
+		"Field-product probes (cuda/tools, H200)":                        "field-product-probes-cudatools-h200",
+		"End to end on the H200: c2-bench at 32 GiB":                     "end-to-end-on-the-h200-c2-bench-at-32-gib",
+		"The interlock (`interlock:`)":                                   "the-interlock-interlock",
+		"Curio's cuzk API":                                               "curios-cuzk-api",
+		"`.params` (bellperson `Parameters::write`)":                     "params-bellperson-parameterswrite",
+		"Single node (`coordinator run`, `make run`)":                    "single-node-coordinator-run-make-run",
+		"A [linked](x.md) heading":                                       "a-linked-heading",
+		"snake_case stays":                                               "snake_case-stays",
 	} {
 		require.Equal(t, want, anchor(heading), heading)
 	}
