@@ -5,9 +5,9 @@ package authtest
 
 import (
 	"crypto/ecdsa"
-	"crypto/tls"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
