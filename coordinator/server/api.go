@@ -87,6 +87,9 @@ func (s *Server) await(ctx context.Context, jobID string, timeout time.Duration)
 
 // Await implements ProofService.Await.
 func (s *Server) Await(ctx context.Context, req *connect.Request[c2clusterv1.AwaitRequest]) (*connect.Response[c2clusterv1.AwaitResponse], error) {
+	if err := s.checkOwner(ctx, req.Msg.JobId); err != nil {
+		return nil, err
+	}
 	st, timedOut, err := s.await(ctx, req.Msg.JobId, time.Duration(req.Msg.TimeoutMs)*time.Millisecond)
 	if err != nil {
 		return nil, err
@@ -96,6 +99,9 @@ func (s *Server) Await(ctx context.Context, req *connect.Request[c2clusterv1.Awa
 
 // Watch implements ProofService.Watch.
 func (s *Server) Watch(ctx context.Context, req *connect.Request[c2clusterv1.WatchRequest], stream *connect.ServerStream[c2clusterv1.WatchResponse]) error {
+	if err := s.checkOwner(ctx, req.Msg.JobId); err != nil {
+		return err
+	}
 	var sendErr error
 	err := s.store.Watch(ctx, req.Msg.JobId, func(j *jobstore.Job) bool {
 		if sendErr = stream.Send(&c2clusterv1.WatchResponse{Job: JobStatus(j, time.Now())}); sendErr != nil {
@@ -137,6 +143,9 @@ func (s *Server) Cancel(ctx context.Context, req *connect.Request[c2clusterv1.Ca
 	if reason == "" {
 		reason = "cancelled by client"
 	}
+	if err := s.checkOwner(ctx, req.Msg.JobId); err != nil {
+		return nil, err
+	}
 	seqs, err := s.store.Cancel(ctx, req.Msg.JobId, reason)
 	if err != nil {
 		return nil, storeError(err)
@@ -164,6 +173,9 @@ func (s *Server) Status(ctx context.Context, req *connect.Request[c2clusterv1.St
 		j, err := s.store.Get(ctx, req.Msg.JobId)
 		if err != nil {
 			return nil, storeError(err)
+		}
+		if !mayAccess(ctx, j) {
+			return nil, notFound(req.Msg.JobId)
 		}
 		res.Job = JobStatus(j, time.Now())
 	}
@@ -209,7 +221,13 @@ func (s *Server) ListJobs(ctx context.Context, req *connect.Request[c2clusterv1.
 			return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("unknown state %d", req.Msg.State))
 		}
 	}
-	jobs, err := s.store.List(ctx, state, limit)
+	var jobs []*jobstore.Job
+	var err error
+	if id := caller(ctx); id != nil {
+		jobs, err = s.store.ListOwned(ctx, id.Name, state, limit)
+	} else {
+		jobs, err = s.store.List(ctx, state, limit)
+	}
 	if err != nil {
 		return nil, storeError(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/c2cluster/c2cluster/coordinator/auth"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -45,6 +46,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics; default a fresh telemetry.NewMetrics().
 	Metrics *telemetry.Metrics
+	// Auth authenticates the requests Protect serves; nil: no
+	// authentication (every caller sees every job).
+	Auth *auth.Authenticator
+	// Limits are the submit rate and open-job quota of an identity whose
+	// tokens-file entry sets none. Zero fields: unlimited.
+	Limits auth.Limits
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -86,6 +93,8 @@ type Server struct {
 	store *jobstore.Store
 	ps    ProofSystem
 	log   *slog.Logger
+	// limiter holds each identity's submit rate bucket.
+	limiter *auth.RateLimiter
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -105,7 +114,7 @@ func New(cfg Config, q *queue.Queue, store *jobstore.Store, ps ProofSystem) (*Se
 	if q == nil || store == nil || ps == nil {
 		return nil, errors.New("server: New needs a queue, a job store and a proof system")
 	}
-	return &Server{cfg: cfg, q: q, store: store, ps: ps, log: cfg.Logger}, nil
+	return &Server{cfg: cfg, q: q, store: store, ps: ps, log: cfg.Logger, limiter: auth.NewRateLimiter()}, nil
 }
 
 // Metrics returns the server's metrics.
@@ -115,7 +124,7 @@ func (s *Server) Metrics() *telemetry.Metrics { return s.cfg.Metrics }
 // Connect/HTTP-JSON on one path prefix). Requests larger than MaxC1Bytes
 // plus 1 MiB are refused before they are read.
 func (s *Server) Handler() (string, http.Handler) {
-	return c2clusterv1connect.NewProofServiceHandler(s, connect.WithReadMaxBytes(int(s.cfg.MaxC1Bytes)+1<<20))
+	return c2clusterv1connect.NewProofServiceHandler(s, connect.WithReadMaxBytes(int(s.cfg.MaxC1Bytes)+1<<20), authInterceptor())
 }
 
 // Mux returns an HTTP mux serving the API, /metrics and /healthz.
@@ -134,11 +143,12 @@ func (s *Server) Mux() *http.ServeMux {
 	return mux
 }
 
-// Protocols are the HTTP protocols to serve Mux with: HTTP/1.1 and HTTP/2
-// without TLS, so gRPC works on a plain-text port.
+// Protocols are the HTTP protocols to serve Mux with: HTTP/1.1, and HTTP/2
+// with TLS and without (so gRPC works on a plain-text port too).
 func Protocols() *http.Protocols {
 	p := new(http.Protocols)
 	p.SetHTTP1(true)
+	p.SetHTTP2(true)
 	p.SetUnencryptedHTTP2(true)
 	return p
 }

@@ -76,6 +76,9 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		span.End()
 	}()
 
+	if err := s.admitSubmit(ctx); err != nil {
+		return nil, err
+	}
 	if n := int64(len(req.C1Json)); n > s.cfg.MaxC1Bytes {
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("%w: %d bytes exceeds the limit of %d", ErrInvalidC1, n, s.cfg.MaxC1Bytes))
 	}
@@ -90,10 +93,12 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("idempotency_key of %d bytes exceeds %d", len(req.IdempotencyKey), jobstore.MaxIdemKeyLen))
 	}
 
-	// A resubmission with a known key returns the first job at once.
+	// A resubmission with a known key returns the first job at once. Keys
+	// are the submitting identity's own.
+	idem := idempotencyKey(ctx, req.IdempotencyKey)
 	jobID := NewJobID()
-	if req.IdempotencyKey != "" {
-		if prev, err := s.lookupIdempotent(ctx, req.IdempotencyKey); err != nil {
+	if idem != "" {
+		if prev, err := s.lookupIdempotent(ctx, idem); err != nil {
 			return nil, err
 		} else if prev != nil {
 			return prev, nil
@@ -150,8 +155,8 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 	}
 
 	deduplicated := false
-	if req.IdempotencyKey != "" {
-		bound, first, err := s.store.ClaimIdempotencyKey(ctx, req.IdempotencyKey, jobID)
+	if idem != "" {
+		bound, first, err := s.store.ClaimIdempotencyKey(ctx, idem, jobID)
 		if err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, err)
 		}
@@ -173,6 +178,9 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		return nil, connect.NewError(connect.CodeUnavailable, err)
 	}
 	if existing == nil {
+		if err := s.admitJob(ctx); err != nil {
+			return nil, err
+		}
 		blob, err := s.q.PutBlob(ctx, jobID, c1doc)
 		if err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, err)
@@ -181,7 +189,7 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 			ID: jobID, Shape: insp.Shape, Lane: lane, Partitions: insp.Partitions,
 			Sector:  sector,
 			BlobRef: blob.Name, BlobSize: blob.Size, BlobSHA256: blob.SHA256[:],
-			TraceParent: telemetry.TraceParent(ctx), IdempotencyKey: req.IdempotencyKey,
+			TraceParent: telemetry.TraceParent(ctx), IdempotencyKey: idem, Owner: owner(ctx),
 		}
 		if _, err := s.store.Create(ctx, nj); err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, err)

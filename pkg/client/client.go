@@ -40,8 +40,10 @@ type Client struct {
 }
 
 type options struct {
-	grpc bool
-	hc   connect.HTTPClient
+	grpc  bool
+	hc    connect.HTTPClient
+	token string
+	tls   *tls.Config
 }
 
 // Option configures New.
@@ -67,8 +69,14 @@ func New(baseURL string, opts ...Option) *Client {
 			o.hc = h2cClient()
 		}
 	}
+	if o.hc == nil && o.tls != nil {
+		o.hc = tlsClient(o.tls)
+	}
 	if o.hc == nil {
 		o.hc = http.DefaultClient
+	}
+	if o.token != "" {
+		copts = append(copts, connect.WithInterceptors(bearer(o.token)))
 	}
 	// C1 outputs are large: allow big messages both ways.
 	copts = append(copts, connect.WithReadMaxBytes(512<<20), connect.WithSendMaxBytes(512<<20))

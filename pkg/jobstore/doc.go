@@ -13,6 +13,8 @@
 //	<prefix>:{<job>}:notify    pub/sub channel: "something changed" hint
 //	<prefix>:idem:{<sha256>}   string: idempotency key → job id (SET NX)
 //	<prefix>:jobs              sorted set: job ids by creation time (ListJobs)
+//	<prefix>:owner:<name>:open sorted set: an API identity's job ids, pruned
+//	                           of finished ones when counted (OpenJobs)
 //	<prefix>:worker:<id>       string: a worker's registration (JSON), TTL'd
 //	<prefix>:workers           sorted set: worker ids by last heartbeat
 //

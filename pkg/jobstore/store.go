@@ -167,7 +167,7 @@ func (s *Store) Create(ctx context.Context, j NewJob) (bool, error) {
 		"partitions", j.Partitions, "done", 0, "published", 0,
 		"miner", optUint(j.Sector.Miner), "sector", optUint(j.Sector.Number),
 		"blob", j.BlobRef, "blob_size", j.BlobSize, "blob_sha256", hex.EncodeToString(j.BlobSHA256),
-		"traceparent", j.TraceParent, "idem", j.IdempotencyKey,
+		"traceparent", j.TraceParent, "idem", j.IdempotencyKey, "owner", j.Owner,
 		"created_ms", now, "updated_ms", now,
 	}
 	n, err := createScript.Run(ctx, s.rdb, []string{s.key(j.ID, "job")}, args...).Int()
@@ -179,6 +179,7 @@ func (s *Store) Create(ctx context.Context, j NewJob) (bool, error) {
 		pipe.ZAdd(ctx, s.indexKey(), redis.Z{Score: float64(now), Member: j.ID})
 		pipe.ZRemRangeByScore(ctx, s.indexKey(), "-inf", strconv.FormatInt(now-s.ttlMs(), 10))
 		pipe.PExpire(ctx, s.indexKey(), s.cfg.JobTTL)
+		s.indexOwner(ctx, pipe, j, now)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return true, fmt.Errorf("jobstore: index %s: %w", j.ID, err)
 		}
@@ -443,6 +444,12 @@ func (s *Store) Events(ctx context.Context, job string) ([]Event, error) {
 // List returns up to limit jobs, newest first, in the given state ("" for
 // any). It scans at most 10,000 index entries.
 func (s *Store) List(ctx context.Context, state State, limit int) ([]*Job, error) {
+	return s.list(ctx, limit, func(j *Job) bool { return state == "" || j.State == state })
+}
+
+// list returns up to limit jobs that keep accepts, newest first, scanning
+// at most 10,000 index entries.
+func (s *Store) list(ctx context.Context, limit int, keep func(*Job) bool) ([]*Job, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
@@ -473,7 +480,7 @@ func (s *Store) List(ctx context.Context, state State, limit int) ([]*Job, error
 			if err != nil {
 				return nil, err
 			}
-			if state == "" || j.State == state {
+			if keep(j) {
 				out = append(out, j)
 				if len(out) == limit {
 					break
@@ -631,7 +638,7 @@ func decodeJob(m map[string]string) (*Job, error) {
 			ID: m["id"], Shape: m["shape"], Lane: m["lane"], Partitions: int(i("partitions")),
 			Sector:  Sector{Miner: ou("miner"), Number: ou("sector")},
 			BlobRef: m["blob"], BlobSize: u("blob_size"), BlobSHA256: sha,
-			TraceParent: m["traceparent"], IdempotencyKey: m["idem"],
+			TraceParent: m["traceparent"], IdempotencyKey: m["idem"], Owner: m["owner"],
 		},
 		State: State(m["state"]), Done: int(i("done")), Published: int(i("published")),
 		Reason: m["reason"], LastError: m["last_error"],

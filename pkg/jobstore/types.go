@@ -89,6 +89,9 @@ type NewJob struct {
 	// TraceParent is the W3C traceparent of the job span.
 	TraceParent    string
 	IdempotencyKey string
+	// Owner is the identity that submitted the job ("" where the API has
+	// no authentication).
+	Owner string
 }
 
 // Job is a job's record.

@@ -170,3 +170,36 @@ func ServeTLS(t testing.TB, h http.Handler, cfg *tls.Config) string {
 	})
 	return "https://" + ln.Addr().String()
 }
+
+// AppendToken adds an identity to the tokens file at path and moves its
+// modification time forward (see Touch).
+func AppendToken(t testing.TB, path string, tk Token) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString(tk.Name + " " + tk.Scopes + " " + auth.HashCredential(tk.Secret) + " " + tk.Options + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	Touch(t, path)
+}
+
+// Touch moves a file's modification time a second forward: a rewrite
+// within the file system's timestamp granularity is still seen as a
+// change.
+func Touch(t testing.TB, path string) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := st.ModTime().Add(time.Second)
+	if err := os.Chtimes(path, next, next); err != nil {
+		t.Fatal(err)
+	}
+}
