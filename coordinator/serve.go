@@ -18,6 +18,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep/ceremony"
 	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/secret"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
 )
 
@@ -43,6 +44,7 @@ type serveConfig struct {
 	ackWait         time.Duration
 	maxDeliver      int
 	shutdownTimeout time.Duration
+	conn            connSettings
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -51,9 +53,12 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs.StringVar(&c.listen, "listen", envOr("C2_LISTEN", "127.0.0.1:8080"), "address of the API, /metrics and /healthz ($C2_LISTEN)")
 	fs.StringVar(&c.cuzkListen, "cuzk-listen", envOr("C2_CUZK_LISTEN", ""), "TCP address of Curio's cuzk proving-engine API (gRPC), e.g. "+cuzk.DefaultTCPAddr+"; empty: off ($C2_CUZK_LISTEN)")
 	fs.StringVar(&c.cuzkSocket, "cuzk-socket", envOr("C2_CUZK_SOCKET", ""), "unix socket of Curio's cuzk proving-engine API (gRPC), e.g. "+cuzk.DefaultSocketPath+"; empty: off ($C2_CUZK_SOCKET)")
-	fs.StringVar(&c.natsURL, "nats", envOr("C2_NATS_URL", "nats://127.0.0.1:4222"), "NATS server URL ($C2_NATS_URL)")
+	fs.StringVar(&c.natsURL, "nats", envOr("C2_NATS_URL", queue.URLDefault), "NATS server URL, or several separated by commas ($C2_NATS_URL)")
 	fs.StringVar(&c.natsEmbeddedDir, "nats-embedded-dir", envOr("C2_NATS_EMBEDDED_DIR", ""), "run an embedded NATS server with JetStream stored here instead of dialing -nats ($C2_NATS_EMBEDDED_DIR)")
-	fs.StringVar(&c.redisAddr, "redis", envOr("C2_REDIS_ADDR", "127.0.0.1:6379"), "Redis address ($C2_REDIS_ADDR)")
+	fs.StringVar(&c.redisAddr, "redis", envOr("C2_REDIS_ADDR", ""), "Redis address: host:port, or a redis:// or rediss:// (TLS) URL; default "+jobstore.AddrDefault+" unless -redis-sentinels or -redis-cluster is set ($C2_REDIS_ADDR)")
+	if err := c.conn.register(fs); err != nil {
+		return nil, err
+	}
 	fs.StringVar(&c.redisPrefix, "redis-prefix", envOr("C2_REDIS_PREFIX", jobstore.PrefixDefault), "prefix of every Redis key ($C2_REDIS_PREFIX)")
 	fs.StringVar(&c.paramsDir, "params-dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.vk verifying keys ($C2_PARAMS_DIR)")
 	fs.StringVar(&c.officialDir, "official-params-dir", ceremony.Dir(), "Filecoin's parameter folder, whose official .vk files the Verify API uses when present ($"+ceremony.EnvDir+")")
@@ -85,6 +90,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
+	}
+	if err := c.conn.check(c.natsURL, c.redisAddr); err != nil {
+		return nil, err
 	}
 	if c.jaegerQuery, err = web.ParseBaseURL(c.jaegerQuery); err != nil {
 		return nil, fmt.Errorf("-jaeger-query: %w", err)
@@ -125,7 +133,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		natsURL = emb.URL()
 		log.Info("coordinator: embedded NATS JetStream", slog.String("url", natsURL), slog.String("dir", cfg.natsEmbeddedDir))
 	}
-	nc, err := queue.Connect(natsURL, "c2-coordinator")
+	nc, err := queue.Dial(cfg.conn.natsConn(natsURL, cfg.natsEmbeddedDir != "", log))
 	if err != nil {
 		return err
 	}
@@ -135,7 +143,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 
-	store, err := jobstore.Dial(ctx, cfg.redisAddr, jobstore.Config{Prefix: cfg.redisPrefix})
+	redisConn := cfg.conn.redisDial(cfg.redisAddr)
+	store, err := jobstore.Dial(ctx, redisConn, jobstore.Config{Prefix: cfg.redisPrefix})
 	if err != nil {
 		return err
 	}
@@ -166,8 +175,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	hs := &http.Server{Handler: mux, Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 3)
 	go func() { errc <- hs.Serve(ln) }()
-	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", natsURL),
-		slog.String("redis", cfg.redisAddr), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir),
+	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", secret.RedactURL(natsURL)),
+		slog.String("redis", redisConn.Where()), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir),
 		slog.String("page", "http://"+ln.Addr().String()+web.Prefix), slog.String("jaeger_query", cfg.jaegerQuery))
 	cuzkServers, err := serveCuzk(cfg, srv, log, errc)
 	if err != nil {

@@ -27,36 +27,42 @@ const MinServerVersion = "2.10.4"
 // ConnConfig is how a cluster process connects to NATS: the server URLs and
 // at most one way to authenticate (user and password, token, nkey seed or
 // creds file), plus TLS. Secrets may come from files (PasswordFile,
-// TokenFile) so they need be in neither flags nor the environment.
+// TokenFile) so they need be in neither flags nor the environment. The
+// YAML keys are the worker's configuration file's (pkg/connflags names the
+// matching flags and variables).
 type ConnConfig struct {
 	// URL is the server URL, or several separated by commas (nats://,
 	// tls://). A user and password or token in a URL work too; they are
 	// never printed.
-	URL string
+	URL string `yaml:"nats"`
 	// Name is the connection name the server's monitoring shows.
-	Name string
+	Name string `yaml:"-"`
 
 	// User and Password authenticate by user name and password;
 	// PasswordFile holds the password instead (trailing newline ignored).
-	User, Password, PasswordFile string
+	User         string `yaml:"nats_user"`
+	Password     string `yaml:"nats_password"`
+	PasswordFile string `yaml:"nats_password_file"`
 	// Token authenticates by token; TokenFile holds it instead.
-	Token, TokenFile string
+	Token     string `yaml:"nats_token"`
+	TokenFile string `yaml:"nats_token_file"`
 	// NKeySeedFile holds a user nkey seed (SU…): nkey authentication.
-	NKeySeedFile string
+	NKeySeedFile string `yaml:"nats_nkey_seed_file"`
 	// CredsFile is a decentralised-auth creds file (user JWT and seed, as
 	// nsc writes it).
-	CredsFile string
+	CredsFile string `yaml:"nats_creds_file"`
 
 	// CAFile holds the PEM certificates that verify the server (TLS on);
 	// empty with a tls:// URL: the system's roots.
-	CAFile string
+	CAFile string `yaml:"nats_ca_file"`
 	// CertFile and KeyFile are a client certificate and its key (TLS on),
 	// for servers that verify clients.
-	CertFile, KeyFile string
+	CertFile string `yaml:"nats_cert_file"`
+	KeyFile  string `yaml:"nats_key_file"`
 
 	// Logger reports reconnects to a server older than MinServerVersion.
 	// Default slog.Default().
-	Logger *slog.Logger
+	Logger *slog.Logger `yaml:"-"`
 }
 
 // URLDefault is the NATS URL when none is configured.

@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/c2cluster/c2cluster/pkg/connflags"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/memlimit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
@@ -23,18 +24,27 @@ import (
 // settings sit at the top; the worker's own settings (node.Config) are
 // inline beside them.
 //
-//	nats: nats://10.0.0.1:4222
-//	redis: 10.0.0.2:6379
+//	nats: tls://10.0.0.1:4222
+//	nats_user: c2
+//	nats_password_file: /etc/c2/nats-password
+//	nats_ca_file: /etc/c2/ca.pem
+//	redis: rediss://10.0.0.2:6380
+//	redis_password_file: /etc/c2/redis-password
 //	shapes: [32GiB]
 //	params_dir: /var/lib/c2/params
 //	backend: auto
 //	gpu_workers_per_device: 3
 //	interlock: compute
 type File struct {
-	// NATS is the NATS server URL. Default nats://127.0.0.1:4222.
-	NATS string `yaml:"nats"`
-	// Redis is the Redis address. Default 127.0.0.1:6379.
-	Redis string `yaml:"redis"`
+	// NATS is the NATS server URL (key nats, default
+	// nats://127.0.0.1:4222), its credentials and TLS (nats_user,
+	// nats_password_file, nats_creds_file, nats_ca_file, ...).
+	NATS queue.ConnConfig `yaml:",inline"`
+	// Redis is the Redis address (key redis, host:port or a redis:// or
+	// rediss:// URL; default 127.0.0.1:6379), or Sentinel or Cluster
+	// addresses, its credentials and TLS (redis_user,
+	// redis_password_file, redis_ca_file, redis_cluster, ...).
+	Redis jobstore.DialConfig `yaml:",inline"`
 	// RedisPrefix prefixes every Redis key. Default "c2" (the
 	// coordinator's must match).
 	RedisPrefix string `yaml:"redis_prefix"`
@@ -68,8 +78,8 @@ type File struct {
 
 // Defaults of File.
 const (
-	NATSDefault          = "nats://127.0.0.1:4222"
-	RedisDefault         = "127.0.0.1:6379"
+	NATSDefault          = queue.URLDefault
+	RedisDefault         = jobstore.AddrDefault
 	MetricsListenDefault = "127.0.0.1:9464"
 )
 
@@ -120,8 +130,14 @@ func (f *File) settings() []setting {
 	addBool := func(flag, env, help string, set func(string) error) {
 		out = append(out, setting{flag: flag, env: env, help: help, set: set, isBool: true})
 	}
-	add("nats", "C2_NATS_URL", "NATS server URL (default "+NATSDefault+")", str(&f.NATS))
-	add("redis", "C2_REDIS_ADDR", "Redis address (default "+RedisDefault+")", str(&f.Redis))
+	add("nats", "C2_NATS_URL", "NATS server URL, or several separated by commas (default "+NATSDefault+")", str(&f.NATS.URL))
+	for _, c := range connflags.NATS(&f.NATS) {
+		out = append(out, setting{flag: c.Flag, env: c.Env, help: c.Help, set: c.Set, isBool: c.Bool})
+	}
+	add("redis", "C2_REDIS_ADDR", "Redis address: host:port, or a redis:// or rediss:// (TLS) URL (default "+RedisDefault+" unless Sentinel or Cluster is set)", str(&f.Redis.Addr))
+	for _, c := range connflags.Redis(&f.Redis) {
+		out = append(out, setting{flag: c.Flag, env: c.Env, help: c.Help, set: c.Set, isBool: c.Bool})
+	}
 	add("redis-prefix", "C2_REDIS_PREFIX", "prefix of every Redis key; must match the coordinator's (default "+jobstore.PrefixDefault+")", str(&f.RedisPrefix))
 	add("otlp", "C2_OTLP_ENDPOINT", "OTLP/gRPC trace collector host:port, e.g. Jaeger's 127.0.0.1:4317; empty: no export", str(&f.OTLP))
 	addBool("otlp-insecure", "C2_OTLP_INSECURE", "no TLS to the collector (default true)",
@@ -225,6 +241,12 @@ func Load(args []string, lookupEnv func(string) (string, bool), fs *flag.FlagSet
 	if _, err := memlimit.Parse(f.MemoryLimit); err != nil { // from the file (flags and variables were checked as set)
 		return nil, fmt.Errorf("memory_limit: %w", err)
 	}
+	if err := f.NATS.Validate(); err != nil {
+		return nil, err
+	}
+	if err := f.Redis.Validate(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -259,11 +281,11 @@ func decodeFile(b []byte, f *File) error {
 }
 
 func (f *File) fillDefaults() {
-	if f.NATS == "" {
-		f.NATS = NATSDefault
+	if f.NATS.URL == "" {
+		f.NATS.URL = NATSDefault
 	}
-	if f.Redis == "" {
-		f.Redis = RedisDefault
+	if f.Redis.Addr == "" && f.Redis.SentinelMaster == "" && len(f.Redis.SentinelAddrs) == 0 && len(f.Redis.ClusterAddrs) == 0 {
+		f.Redis.Addr = RedisDefault
 	}
 	if f.RedisPrefix == "" {
 		f.RedisPrefix = jobstore.PrefixDefault

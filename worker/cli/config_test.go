@@ -38,7 +38,7 @@ memory_limit: 100GiB
 
 	f, err := load(t, []string{"-config", path}, nil)
 	require.NoError(t, err)
-	require.Equal(t, "nats://file:4222", f.NATS)
+	require.Equal(t, "nats://file:4222", f.NATS.URL)
 	require.Equal(t, []string{"32GiB", "64GiB"}, f.Shapes)
 	require.Equal(t, []int{0, 1}, f.Devices)
 	require.Equal(t, 3, f.GPUWorkersPerDevice)
@@ -54,8 +54,8 @@ memory_limit: 100GiB
 	env := map[string]string{"C2_REDIS_ADDR": "env:6379", "C2_INTERLOCK": "exclusive", "C2_DEVICES": "2", "C2_WORKER_CONFIG": path}
 	f, err = load(t, []string{"-interlock", "none", "-shapes", "2KiB", "-trusted-params", "-otlp-insecure=false"}, env)
 	require.NoError(t, err)
-	require.Equal(t, "nats://file:4222", f.NATS, "file via $C2_WORKER_CONFIG")
-	require.Equal(t, "env:6379", f.Redis)
+	require.Equal(t, "nats://file:4222", f.NATS.URL, "file via $C2_WORKER_CONFIG")
+	require.Equal(t, "env:6379", f.Redis.Addr)
 	require.Equal(t, []int{2}, f.Devices)
 	require.Equal(t, "none", f.Interlock)
 	require.Equal(t, []string{"2KiB"}, f.Shapes)

@@ -125,7 +125,9 @@ func Run(ctx context.Context, cfg *File, logOut io.Writer, o RunOptions) error {
 		_ = tr.Shutdown(sctx)
 	}()
 
-	nc, err := queue.Connect(cfg.NATS, "c2-worker")
+	natsConn := cfg.NATS
+	natsConn.Name, natsConn.Logger = "c2-worker", log
+	nc, err := queue.Dial(natsConn)
 	if err != nil {
 		return err
 	}
