@@ -183,13 +183,8 @@ func (s *Server) Status(ctx context.Context, req *connect.Request[c2clusterv1.St
 	if err != nil {
 		return nil, storeError(err)
 	}
-	for _, w := range workers {
-		wi := &c2clusterv1.WorkerInfo{Id: w.ID, Host: w.Host, Devices: w.Devices, Slots: uint32(w.Slots),
-			Current: w.Current, HeartbeatUnixMs: w.Heartbeat.UnixMilli(), Version: w.Version}
-		for _, r := range w.Resident {
-			wi.Resident = append(wi.Resident, &c2clusterv1.ResidentParams{Shape: r.Shape, Residency: r.Residency})
-		}
-		res.Workers = append(res.Workers, wi)
+	if res.Workers, err = s.workerInfos(ctx, workers); err != nil {
+		return nil, storeError(err)
 	}
 	depth, err := s.q.Depth(ctx)
 	if err != nil {

@@ -16,9 +16,12 @@ import (
 )
 
 // assemble handles one assembly request: concatenate the partition proofs
-// in order, batch-verify them, mark the job done (or failed when they do not
-// verify). It is idempotent: requests for jobs that are not assembling are
-// acknowledged and ignored. Errors other than a bad proof are retried.
+// in order, batch-verify them, mark the job done. Partitions whose proofs
+// fail verification are re-queued, excluding the workers that made them
+// (rejectPartitions); the job fails when one partition has had
+// TrustConfig.MaxBadProofs bad proofs, or when the proofs fail as a whole.
+// It is idempotent: requests for jobs that are not assembling are
+// acknowledged and ignored. Other errors are retried.
 func (s *Server) assemble(ctx context.Context, jobID string) (err error) {
 	j, err := s.store.Get(ctx, jobID)
 	if errors.Is(err, jobstore.ErrNotFound) {
@@ -26,6 +29,11 @@ func (s *Server) assemble(ctx context.Context, jobID string) (err error) {
 	}
 	if err != nil {
 		return err
+	}
+	if j.State == jobstore.StateProving {
+		// Bad partitions removed by an earlier delivery of this request
+		// whose tasks may not all be published (a crash in between).
+		return s.publishRequeue(ctx, j)
 	}
 	if j.State != jobstore.StateAssembling {
 		return nil
@@ -57,6 +65,9 @@ func (s *Server) assemble(ctx context.Context, jobID string) (err error) {
 		return err
 	}
 	if err := s.ps.VerifyJob(ctx, j.Shape, blob, proofs); err != nil {
+		if pe := (*PartitionsError)(nil); errors.As(err, &pe) {
+			return s.rejectPartitions(ctx, j, pe)
+		}
 		if errors.Is(err, ErrProofInvalid) {
 			return s.failJob(ctx, j, "verify", err.Error())
 		}

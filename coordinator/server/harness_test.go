@@ -182,7 +182,7 @@ func (w *testWorker) handle(ctx context.Context, d *queue.Delivery) (err error) 
 		return nil
 	case jobstore.BeginAlreadyDone:
 		if state == jobstore.StateAssembling {
-			return w.c.q.RequestAssembly(ctx, task.JobId)
+			return w.c.q.RequestAssemblyOf(ctx, task)
 		}
 		return nil
 	}
@@ -257,7 +257,7 @@ func (w *testWorker) handle(ctx context.Context, d *queue.Delivery) (err error) 
 	w.proved = append(w.proved, queue.MsgID(task.JobId, task.Partition))
 	w.mu.Unlock()
 	if res.State == jobstore.StateAssembling {
-		return w.c.q.RequestAssembly(ctx, task.JobId)
+		return w.c.q.RequestAssemblyOf(ctx, task)
 	}
 	return nil
 }

@@ -24,8 +24,9 @@ var ErrInvalidC1 = errors.New("invalid C1 output")
 // (no verifying key).
 var ErrUnsupportedShape = errors.New("unsupported proof shape")
 
-// ErrProofInvalid marks an assembled proof that does not verify: the job
-// fails (retrying cannot help).
+// ErrProofInvalid marks an assembled proof that does not verify. When
+// particular partitions' proofs fail, the error is a *PartitionsError
+// naming them (the assembler re-queues them); otherwise the job fails.
 var ErrProofInvalid = errors.New("assembled proof does not verify")
 
 // Inspection is what Inspect learns from a C1 output.
@@ -48,7 +49,8 @@ type ProofSystem interface {
 	Inspect(ctx context.Context, c1JSON []byte, vanilla bool) (Inspection, error)
 	// VerifyJob checks a job's partition proofs (in partition order)
 	// against the public inputs of its C1 output; ErrProofInvalid when they
-	// do not verify.
+	// do not verify, as a *PartitionsError when particular partitions'
+	// proofs fail.
 	VerifyJob(ctx context.Context, shape string, c1JSON []byte, proofs [][]byte) error
 	// VerifySeal checks a sector's final proof as Filecoin's verify_seal
 	// does (the Verify RPC). Malformed inputs are ErrInvalidSeal, a missing
@@ -129,21 +131,13 @@ func (p *PoRep) VerifyJob(ctx context.Context, shape string, data []byte, proofs
 	if err != nil {
 		return err
 	}
-	ps := make([]*groth16.Proof, len(proofs))
 	inputs := make([][]fr.Element, len(proofs))
-	for k, b := range proofs {
-		ps[k] = new(groth16.Proof)
-		if err := ps[k].UnmarshalBinary(b); err != nil {
-			return fmt.Errorf("%w: partition %d: %w", ErrProofInvalid, k, err)
-		}
+	for k := range proofs {
 		if inputs[k], err = circuit.PublicInputs(out, k); err != nil {
 			return fmt.Errorf("%w: public inputs of partition %d: %w", ErrProofInvalid, k, err)
 		}
 	}
-	if err := pvk.VerifyBatch(ps, inputs); err != nil {
-		return fmt.Errorf("%w: %w", ErrProofInvalid, err)
-	}
-	return nil
+	return verifyPartitions(pvk, proofs, inputs)
 }
 
 // vk is the verifying key jobs of shape are checked with: Filecoin's

@@ -46,6 +46,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics; default a fresh telemetry.NewMetrics().
 	Metrics *telemetry.Metrics
+	// Trust sets the re-queue of bad partition proofs and the quarantine
+	// of the workers that make them (trust.go).
+	Trust TrustConfig
 	// Auth authenticates the requests Protect serves; nil: no
 	// authentication (every caller sees every job).
 	Auth *auth.Authenticator
@@ -93,6 +96,7 @@ type Server struct {
 	store *jobstore.Store
 	ps    ProofSystem
 	log   *slog.Logger
+	trust trustState
 	// limiter holds each identity's submit rate bucket.
 	limiter *auth.RateLimiter
 
@@ -171,6 +175,7 @@ func (s *Server) Start(ctx context.Context) error {
 	s.goLoop("assembler", func() error { return s.q.RunAssembly(ctx, s.cfg.Loop, s.assemble) })
 	s.goLoop("dead letters", func() error { return s.q.RunDeadLetters(ctx, s.cfg.Loop, s.deadLetter) })
 	s.goLoop("queue depth", func() error { s.refreshDepth(ctx); return nil })
+	s.goLoop("worker keys", func() error { s.runKeyCheck(ctx); return nil })
 	return nil
 }
 

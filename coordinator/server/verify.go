@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"connectrpc.com/connect"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -235,4 +238,81 @@ func (s *Server) Verify(ctx context.Context, req *connect.Request[c2clusterv1.Ve
 		res.FailedPartitions = append(res.FailedPartitions, uint32(k))
 	}
 	return connect.NewResponse(res), nil
+}
+
+// PartitionsError is an ErrProofInvalid naming the partitions whose proofs
+// fail verification on their own, each with why.
+type PartitionsError struct {
+	Failed  []int
+	Reasons map[int]string
+}
+
+func (e *PartitionsError) Error() string {
+	parts := make([]string, 0, len(e.Failed))
+	for _, k := range e.Failed {
+		parts = append(parts, fmt.Sprintf("partition %d: %s", k, e.Reasons[k]))
+	}
+	return fmt.Sprintf("%s: %s", ErrProofInvalid, strings.Join(parts, "; "))
+}
+
+// Is makes errors.Is(err, ErrProofInvalid) true.
+func (e *PartitionsError) Is(target error) bool { return target == ErrProofInvalid }
+
+// verifyPartitions checks partition proofs (wire bytes) against their
+// public inputs: one batch verification, and when it fails (or a proof does
+// not decode) each proof on its own, so the error names the bad ones.
+func verifyPartitions(pvk *groth16.PreparedVerifyingKey, proofs [][]byte, inputs [][]fr.Element) error {
+	bad := &PartitionsError{Reasons: map[int]string{}}
+	ps := make([]*groth16.Proof, len(proofs))
+	for k, b := range proofs {
+		ps[k] = new(groth16.Proof)
+		if err := ps[k].UnmarshalBinary(b); err != nil {
+			bad.Failed = append(bad.Failed, k)
+			bad.Reasons[k] = fmt.Sprintf("%d bytes do not decode to a proof: %v", len(b), err)
+		}
+	}
+	if len(bad.Failed) == 0 {
+		if pvk.VerifyBatch(ps, inputs) == nil {
+			return nil
+		}
+	}
+	for k := range ps {
+		if _, done := bad.Reasons[k]; done {
+			continue
+		}
+		if err := pvk.Verify(ps[k], inputs[k]); err != nil {
+			bad.Failed = append(bad.Failed, k)
+			bad.Reasons[k] = fmt.Sprintf("does not verify with the coordinator's verifying key: %v", err)
+		}
+	}
+	if len(bad.Failed) == 0 {
+		// The batch failed but every proof passes alone: cannot happen for
+		// a sound batch check; fail the job rather than loop.
+		return fmt.Errorf("%w: the batch check failed though every partition proof verifies alone", ErrProofInvalid)
+	}
+	slices.Sort(bad.Failed)
+	return bad
+}
+
+// KeyFingerprint implements KeyFingerprinter: the fingerprint of the key
+// VerifyJob checks the shape's proofs with, and its file.
+func (p *PoRep) KeyFingerprint(ctx context.Context, shape string) (string, string, error) {
+	s, err := porep.ShapeByName(shape)
+	if err != nil {
+		return "", "", err
+	}
+	pvk, err := p.vk(ctx, shape)
+	if err != nil {
+		return "", "", err
+	}
+	file := circuit.VKPath(p.ParamsDir, shape)
+	if !s.Test {
+		paths, err := ceremony.PathsIn(p.OfficialDir, s)
+		if err != nil {
+			return "", "", err
+		}
+		file = paths.VK
+	}
+	vk := pvk.VerifyingKey()
+	return vk.Fingerprint(), file, nil
 }

@@ -362,6 +362,9 @@ type workerJSON struct {
 	InFlight        []inFlightJSON `json:"in_flight"`
 	Resident        []residentJSON `json:"resident"`
 	HeartbeatUnixMS int64          `json:"heartbeat_unix_ms"`
+	// Quarantine is why the worker takes no work ("" when it does).
+	Quarantine string `json:"quarantine,omitempty"`
+	BadProofs  uint32 `json:"bad_proofs,omitempty"`
 }
 
 // inFlightJSON is one partition a worker is proving.
@@ -389,7 +392,10 @@ func workers(ws []*c2clusterv1.WorkerInfo) []workerJSON {
 	out := make([]workerJSON, 0, len(ws))
 	for _, w := range ws {
 		wj := workerJSON{ID: w.Id, Host: w.Host, Version: w.Version, Devices: w.Devices, Slots: w.Slots,
-			InFlight: []inFlightJSON{}, Resident: []residentJSON{}, HeartbeatUnixMS: w.HeartbeatUnixMs}
+			InFlight: []inFlightJSON{}, Resident: []residentJSON{}, HeartbeatUnixMS: w.HeartbeatUnixMs, BadProofs: w.BadProofs}
+		if q := w.Quarantine; q != nil {
+			wj.Quarantine = q.Reason + " (by " + q.By + ")"
+		}
 		if wj.Devices == nil {
 			wj.Devices = []string{}
 		}

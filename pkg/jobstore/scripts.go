@@ -39,7 +39,7 @@ redis.call('PUBLISH', ARGV[6], 'begin')
 return {'ok', state}
 `)
 
-// completeScript: KEYS job, attempts, proofs, events.
+// completeScript: KEYS job, attempts, proofs, events, provers.
 // ARGV partition, attempt, proof, worker, now_ms, ttl_ms, channel,
 //
 //	queue_us, synth_us, prove_us, lock_us, verify_us.
@@ -60,6 +60,7 @@ local a = tonumber(ARGV[2])
 if a < cur then return {'stale', done, parts, state} end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[5], ARGV[1], ARGV[4])
 done = redis.call('HINCRBY', KEYS[1], 'done', 1)
 redis.call('HINCRBY', KEYS[1], 't_queue_us', ARGV[8])
 redis.call('HINCRBY', KEYS[1], 't_synth_us', ARGV[9])
@@ -77,7 +78,7 @@ if done >= parts then
 end
 redis.call('HSET', KEYS[1], 'state', state)
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', '512', '*', 'type', 'complete', 'partition', ARGV[1], 'attempt', ARGV[2], 'worker', ARGV[4])
-for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
+for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], ARGV[6]) end
 redis.call('PUBLISH', ARGV[7], 'complete')
 return {'accepted', done, parts, state}
 `)

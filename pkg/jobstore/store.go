@@ -255,8 +255,9 @@ func (s *Store) Begin(ctx context.Context, job string, partition uint32, attempt
 // Complete is the atomic complete-partition step (one Lua script): it
 // rejects a result whose attempt is older than the partition's current one
 // (Stale), records the proof only if none is (HSETNX; else Duplicate),
-// counts it (HINCRBY done), adds the stage timings, and moves the job to
-// assembling when the last partition is in.
+// counts it (HINCRBY done), adds the stage timings, records worker as the
+// partition's prover (Provers), and moves the job to assembling when the
+// last partition is in.
 func (s *Store) Complete(ctx context.Context, job string, partition uint32, attempt int, proof []byte, t PartitionTimings, worker string) (CompleteResult, error) {
 	if err := checkID(job); err != nil {
 		return CompleteResult{}, err
@@ -265,7 +266,7 @@ func (s *Store) Complete(ctx context.Context, job string, partition uint32, atte
 		return CompleteResult{}, fmt.Errorf("%w: empty proof", ErrInvalid)
 	}
 	res, err := completeScript.Run(ctx, s.rdb,
-		[]string{s.key(job, "job"), s.key(job, "attempts"), s.key(job, "proofs"), s.key(job, "events")},
+		[]string{s.key(job, "job"), s.key(job, "attempts"), s.key(job, "proofs"), s.key(job, "events"), s.provers(job)},
 		partition, attempt, proof, worker, s.nowMs(), s.ttlMs(), s.Channel(job),
 		t.QueueWait.Microseconds(), t.Synthesis.Microseconds(), t.Prove.Microseconds(),
 		t.LockWait.Microseconds(), t.Verify.Microseconds()).Slice()

@@ -193,4 +193,7 @@ type Worker struct {
 	Current   []string   `json:"current"`
 	Version   string     `json:"version"`
 	Heartbeat time.Time  `json:"heartbeat"`
+	// Keys are the fingerprints of the proving keys the worker loaded, one
+	// per shape (groth16.VerifyingKey.Fingerprint).
+	Keys []KeyFingerprint `json:"keys,omitempty"`
 }

@@ -137,7 +137,8 @@ type Published struct {
 }
 
 // Publish puts a task on its shape and lane subject with Nats-Msg-Id
-// "<job>.<partition>" and ctx's trace context in the headers, under a
+// TaskMsgID ("<job>.<partition>", ".r<round>" added for a re-queued task)
+// and ctx's trace context in the headers, under a
 // "publish partition" producer span. It waits for the stream's ack.
 func (q *Queue) Publish(ctx context.Context, t *c2clusterv1.PartitionTask) (Published, error) {
 	if !q.cfg.HasLane(t.GetLane()) {
@@ -154,10 +155,10 @@ func (q *Queue) Publish(ctx context.Context, t *c2clusterv1.PartitionTask) (Publ
 	defer span.End()
 	msg := &nats.Msg{Subject: q.Subject(t.Shape, t.Lane), Header: nats.Header{}, Data: data}
 	telemetry.InjectNATS(ctx, msg.Header)
-	ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(MsgID(t.JobId, t.Partition)), jetstream.WithExpectStream(q.cfg.Stream))
+	ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(TaskMsgID(t)), jetstream.WithExpectStream(q.cfg.Stream))
 	if err != nil {
 		span.RecordError(err)
-		return Published{}, fmt.Errorf("queue: publish %s: %w", MsgID(t.JobId, t.Partition), err)
+		return Published{}, fmt.Errorf("queue: publish %s: %w", TaskMsgID(t), err)
 	}
 	span.SetAttributes(attribute.Int64("messaging.message.stream_seq", int64(ack.Sequence)), attribute.Bool("duplicate", ack.Duplicate))
 	return Published{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil

@@ -54,6 +54,9 @@ type SlotConfig struct {
 	IdlePoll time.Duration
 	// Logger for delivery outcomes. Default slog.Default().
 	Logger *slog.Logger
+	// Paused, when set and true, keeps the slot from fetching (a
+	// quarantined worker); it is asked again every IdlePoll.
+	Paused func() bool
 }
 
 // Slot is one worker slot's fetch loop: one task at a time.
@@ -155,6 +158,17 @@ func (s *Slot) Run(ctx context.Context) error {
 	for {
 		if ctx.Err() != nil || hctx.Err() != nil {
 			return nil
+		}
+		if s.cfg.Paused != nil && s.cfg.Paused() {
+			idle.Reset(s.cfg.IdlePoll)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-hctx.Done():
+				return nil
+			case <-idle.C:
+			}
+			continue
 		}
 		got := false
 		for _, src := range sources {

@@ -99,8 +99,23 @@ func MsgID(jobID string, partition uint32) string {
 	return jobID + "." + strconv.FormatUint(uint64(partition), 10)
 }
 
-// ParseMsgID splits a MsgID.
+// TaskMsgID is the Nats-Msg-Id of a task: MsgID for a first publication,
+// "<job>.<partition>.r<round>" for a task the coordinator re-queued.
+func TaskMsgID(t *c2clusterv1.PartitionTask) string {
+	id := MsgID(t.GetJobId(), t.GetPartition())
+	if t.GetRound() > 0 {
+		id += ".r" + strconv.FormatUint(uint64(t.GetRound()), 10)
+	}
+	return id
+}
+
+// ParseMsgID splits a MsgID or a TaskMsgID (the round is dropped).
 func ParseMsgID(id string) (jobID string, partition uint32, err error) {
+	if i := strings.LastIndex(id, ".r"); i > 0 && strings.Count(id, ".") == 2 {
+		if _, err := strconv.ParseUint(id[i+2:], 10, 32); err == nil {
+			id = id[:i]
+		}
+	}
 	i := strings.LastIndexByte(id, '.')
 	if i < 0 {
 		return "", 0, fmt.Errorf("%w: message id %q has no '.'", ErrBadTask, id)

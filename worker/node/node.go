@@ -33,6 +33,7 @@ type Node struct {
 	runWG     sync.WaitGroup
 	hbStop    context.CancelFunc
 	hbDone    chan struct{}
+	trust     trustState // trust.go
 }
 
 // slotRunner is one slot: a queue Slot feeding a prover Slot.
@@ -123,6 +124,7 @@ func (n *Node) Start(ctx context.Context) error {
 			Lanes:   n.cfg.Lanes,
 			Handler: n.handler(sr),
 			Logger:  n.log,
+			Paused:  n.paused,
 		})
 		if err != nil {
 			return fmt.Errorf("node: slot %s: %w", sr.name, err)
@@ -255,7 +257,7 @@ func (n *Node) deviceNames() []string { return n.prover.DeviceNames() }
 // registration is the worker's record in Redis now.
 func (n *Node) registration() jobstore.Worker {
 	w := jobstore.Worker{ID: n.cfg.ID, Host: n.cfg.Host, Devices: n.deviceNames(), Slots: n.Slots(),
-		Current: n.Current(), Version: n.cfg.Version}
+		Current: n.Current(), Version: n.cfg.Version, Keys: n.KeyFingerprints()}
 	if len(n.prover.devices) > 0 {
 		for _, name := range n.cfg.Shapes {
 			w.Resident = append(w.Resident, jobstore.Resident{Shape: name, Residency: n.prover.Residency(name)})
@@ -267,7 +269,11 @@ func (n *Node) registration() jobstore.Worker {
 func (n *Node) heartbeat(ctx context.Context) error {
 	hctx, cancel := context.WithTimeout(ctx, n.cfg.HeartbeatInterval+5*time.Second)
 	defer cancel()
-	return n.store.Heartbeat(hctx, n.registration())
+	if err := n.store.Heartbeat(hctx, n.registration()); err != nil {
+		return err
+	}
+	n.logTrust(hctx) // quarantine and key check (trust.go)
+	return nil
 }
 
 func (n *Node) heartbeatLoop(ctx context.Context) {

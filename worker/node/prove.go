@@ -100,6 +100,10 @@ func (n *Node) recordFailure(ctx context.Context, log *slog.Logger, d *queue.Del
 		code = "bad_input"
 	case errors.Is(err, ErrProofInvalid):
 		code = "verify"
+	case errors.Is(err, ErrExcluded):
+		code = "excluded"
+	case errors.Is(err, ErrQuarantined):
+		code = "quarantined"
 	case errors.As(err, new(*PanicError)):
 		code = "panic"
 	}
@@ -135,6 +139,9 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 	if err := taskMatchesJob(t, j); err != nil {
 		return queue.Reject(err)
 	}
+	if err := n.trustGate(ctx, t); err != nil { // excluded or quarantined: hand it back (trust.go)
+		return err
+	}
 	outcome, state, err := n.store.Begin(ctx, t.JobId, t.Partition, d.Attempt, n.cfg.ID)
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
@@ -148,7 +155,7 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 	case jobstore.BeginOK:
 	case jobstore.BeginAlreadyDone:
 		if state == jobstore.StateAssembling {
-			return n.q.RequestAssembly(ctx, t.JobId)
+			return n.q.RequestAssemblyOf(ctx, t)
 		}
 		return nil
 	default: // stale, closed
@@ -230,7 +237,7 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 		log.InfoContext(ctx, "worker: partition result not recorded", slog.String("outcome", string(res.Outcome)))
 	}
 	if res.State == jobstore.StateAssembling {
-		if err := n.q.RequestAssembly(ctx, t.JobId); err != nil {
+		if err := n.q.RequestAssemblyOf(ctx, t); err != nil {
 			return err // redelivered: Begin says already_done and asks again
 		}
 	}

@@ -866,10 +866,12 @@ func (x *StatusRequest) GetJobId() string {
 }
 
 type StatusResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           *JobStatus             `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	Workers       []*WorkerInfo          `protobuf:"bytes,2,rep,name=workers,proto3" json:"workers,omitempty"`
-	Queue         []*LaneDepth           `protobuf:"bytes,3,rep,name=queue,proto3" json:"queue,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Job   *JobStatus             `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// Live workers, and quarantined ones whose registration has expired
+	// (heartbeat_unix_ms 0).
+	Workers       []*WorkerInfo `protobuf:"bytes,2,rep,name=workers,proto3" json:"workers,omitempty"`
+	Queue         []*LaneDepth  `protobuf:"bytes,3,rep,name=queue,proto3" json:"queue,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1275,8 +1277,15 @@ type WorkerInfo struct {
 	Current         []string `protobuf:"bytes,6,rep,name=current,proto3" json:"current,omitempty"`
 	HeartbeatUnixMs int64    `protobuf:"varint,7,opt,name=heartbeat_unix_ms,json=heartbeatUnixMs,proto3" json:"heartbeat_unix_ms,omitempty"`
 	Version         string   `protobuf:"bytes,8,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The fingerprints of the proving keys the worker loaded, one per shape.
+	Keys []*KeyFingerprint `protobuf:"bytes,9,rep,name=keys,proto3" json:"keys,omitempty"`
+	// Set while the worker is quarantined: it takes no work until released.
+	Quarantine *Quarantine `protobuf:"bytes,10,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	// Partition proofs of this worker that failed the coordinator's
+	// verification since its last release (they count towards quarantine).
+	BadProofs     uint32 `protobuf:"varint,11,opt,name=bad_proofs,json=badProofs,proto3" json:"bad_proofs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WorkerInfo) Reset() {
@@ -1365,6 +1374,339 @@ func (x *WorkerInfo) GetVersion() string {
 	return ""
 }
 
+func (x *WorkerInfo) GetKeys() []*KeyFingerprint {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *WorkerInfo) GetQuarantine() *Quarantine {
+	if x != nil {
+		return x.Quarantine
+	}
+	return nil
+}
+
+func (x *WorkerInfo) GetBadProofs() uint32 {
+	if x != nil {
+		return x.BadProofs
+	}
+	return 0
+}
+
+// KeyFingerprint identifies the verifying key of a parameter set:
+// "sha256:" and the hex SHA-256 of the key in bellperson's .vk layout (the
+// .vk file's bytes; the first section of the .params file).
+type KeyFingerprint struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shape         string                 `protobuf:"bytes,1,opt,name=shape,proto3" json:"shape,omitempty"`
+	Fingerprint   string                 `protobuf:"bytes,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KeyFingerprint) Reset() {
+	*x = KeyFingerprint{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KeyFingerprint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KeyFingerprint) ProtoMessage() {}
+
+func (x *KeyFingerprint) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KeyFingerprint.ProtoReflect.Descriptor instead.
+func (*KeyFingerprint) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *KeyFingerprint) GetShape() string {
+	if x != nil {
+		return x.Shape
+	}
+	return ""
+}
+
+func (x *KeyFingerprint) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+// Quarantine says why and since when a worker takes no work.
+type Quarantine struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Reason      string                 `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	SinceUnixMs int64                  `protobuf:"varint,2,opt,name=since_unix_ms,json=sinceUnixMs,proto3" json:"since_unix_ms,omitempty"`
+	// Who quarantined it: "coordinator" or "operator".
+	By            string `protobuf:"bytes,3,opt,name=by,proto3" json:"by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Quarantine) Reset() {
+	*x = Quarantine{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Quarantine) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Quarantine) ProtoMessage() {}
+
+func (x *Quarantine) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Quarantine.ProtoReflect.Descriptor instead.
+func (*Quarantine) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *Quarantine) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Quarantine) GetSinceUnixMs() int64 {
+	if x != nil {
+		return x.SinceUnixMs
+	}
+	return 0
+}
+
+func (x *Quarantine) GetBy() string {
+	if x != nil {
+		return x.By
+	}
+	return ""
+}
+
+type QuarantineWorkerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineWorkerRequest) Reset() {
+	*x = QuarantineWorkerRequest{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineWorkerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineWorkerRequest) ProtoMessage() {}
+
+func (x *QuarantineWorkerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineWorkerRequest.ProtoReflect.Descriptor instead.
+func (*QuarantineWorkerRequest) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *QuarantineWorkerRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *QuarantineWorkerRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type QuarantineWorkerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Quarantine    *Quarantine            `protobuf:"bytes,1,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineWorkerResponse) Reset() {
+	*x = QuarantineWorkerResponse{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineWorkerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineWorkerResponse) ProtoMessage() {}
+
+func (x *QuarantineWorkerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineWorkerResponse.ProtoReflect.Descriptor instead.
+func (*QuarantineWorkerResponse) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *QuarantineWorkerResponse) GetQuarantine() *Quarantine {
+	if x != nil {
+		return x.Quarantine
+	}
+	return nil
+}
+
+type ReleaseWorkerRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WorkerId      string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseWorkerRequest) Reset() {
+	*x = ReleaseWorkerRequest{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseWorkerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseWorkerRequest) ProtoMessage() {}
+
+func (x *ReleaseWorkerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseWorkerRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseWorkerRequest) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ReleaseWorkerRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+type ReleaseWorkerResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// False when the worker was not quarantined (nothing changed but its
+	// count of bad proofs, which is cleared).
+	Released bool `protobuf:"varint,1,opt,name=released,proto3" json:"released,omitempty"`
+	// The quarantine that was lifted.
+	Quarantine    *Quarantine `protobuf:"bytes,2,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseWorkerResponse) Reset() {
+	*x = ReleaseWorkerResponse{}
+	mi := &file_c2cluster_v1_api_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseWorkerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseWorkerResponse) ProtoMessage() {}
+
+func (x *ReleaseWorkerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_c2cluster_v1_api_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseWorkerResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseWorkerResponse) Descriptor() ([]byte, []int) {
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ReleaseWorkerResponse) GetReleased() bool {
+	if x != nil {
+		return x.Released
+	}
+	return false
+}
+
+func (x *ReleaseWorkerResponse) GetQuarantine() *Quarantine {
+	if x != nil {
+		return x.Quarantine
+	}
+	return nil
+}
+
 type ResidentParams struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Shape         string                 `protobuf:"bytes,1,opt,name=shape,proto3" json:"shape,omitempty"`
@@ -1375,7 +1717,7 @@ type ResidentParams struct {
 
 func (x *ResidentParams) Reset() {
 	*x = ResidentParams{}
-	mi := &file_c2cluster_v1_api_proto_msgTypes[18]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1729,7 @@ func (x *ResidentParams) String() string {
 func (*ResidentParams) ProtoMessage() {}
 
 func (x *ResidentParams) ProtoReflect() protoreflect.Message {
-	mi := &file_c2cluster_v1_api_proto_msgTypes[18]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1742,7 @@ func (x *ResidentParams) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResidentParams.ProtoReflect.Descriptor instead.
 func (*ResidentParams) Descriptor() ([]byte, []int) {
-	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{18}
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ResidentParams) GetShape() string {
@@ -1431,7 +1773,7 @@ type LaneDepth struct {
 
 func (x *LaneDepth) Reset() {
 	*x = LaneDepth{}
-	mi := &file_c2cluster_v1_api_proto_msgTypes[19]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1443,7 +1785,7 @@ func (x *LaneDepth) String() string {
 func (*LaneDepth) ProtoMessage() {}
 
 func (x *LaneDepth) ProtoReflect() protoreflect.Message {
-	mi := &file_c2cluster_v1_api_proto_msgTypes[19]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1456,7 +1798,7 @@ func (x *LaneDepth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaneDepth.ProtoReflect.Descriptor instead.
 func (*LaneDepth) Descriptor() ([]byte, []int) {
-	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{19}
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LaneDepth) GetShape() string {
@@ -1514,7 +1856,7 @@ type VerifyRequest struct {
 
 func (x *VerifyRequest) Reset() {
 	*x = VerifyRequest{}
-	mi := &file_c2cluster_v1_api_proto_msgTypes[20]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1526,7 +1868,7 @@ func (x *VerifyRequest) String() string {
 func (*VerifyRequest) ProtoMessage() {}
 
 func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_c2cluster_v1_api_proto_msgTypes[20]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1539,7 +1881,7 @@ func (x *VerifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyRequest.ProtoReflect.Descriptor instead.
 func (*VerifyRequest) Descriptor() ([]byte, []int) {
-	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{20}
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *VerifyRequest) GetRegisteredProof() string {
@@ -1631,7 +1973,7 @@ type VerifyResponse struct {
 
 func (x *VerifyResponse) Reset() {
 	*x = VerifyResponse{}
-	mi := &file_c2cluster_v1_api_proto_msgTypes[21]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +1985,7 @@ func (x *VerifyResponse) String() string {
 func (*VerifyResponse) ProtoMessage() {}
 
 func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_c2cluster_v1_api_proto_msgTypes[21]
+	mi := &file_c2cluster_v1_api_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +1998,7 @@ func (x *VerifyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyResponse.ProtoReflect.Descriptor instead.
 func (*VerifyResponse) Descriptor() ([]byte, []int) {
-	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{21}
+	return file_c2cluster_v1_api_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *VerifyResponse) GetValid() bool {
@@ -1786,7 +2128,7 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	" \x01(\x03R\rcreatedUnixMs\x12&\n" +
 	"\x0fupdated_unix_ms\x18\v \x01(\x03R\rupdatedUnixMs\x12/\n" +
 	"\x06sector\x18\f \x01(\v2\x17.c2cluster.v1.SectorRefR\x06sector\x12\x19\n" +
-	"\btrace_id\x18\r \x01(\tR\atraceId\"\xfa\x01\n" +
+	"\btrace_id\x18\r \x01(\tR\atraceId\"\x85\x03\n" +
 	"\n" +
 	"WorkerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
@@ -1796,7 +2138,36 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\bresident\x18\x05 \x03(\v2\x1c.c2cluster.v1.ResidentParamsR\bresident\x12\x18\n" +
 	"\acurrent\x18\x06 \x03(\tR\acurrent\x12*\n" +
 	"\x11heartbeat_unix_ms\x18\a \x01(\x03R\x0fheartbeatUnixMs\x12\x18\n" +
-	"\aversion\x18\b \x01(\tR\aversion\"D\n" +
+	"\aversion\x18\b \x01(\tR\aversion\x120\n" +
+	"\x04keys\x18\t \x03(\v2\x1c.c2cluster.v1.KeyFingerprintR\x04keys\x128\n" +
+	"\n" +
+	"quarantine\x18\n" +
+	" \x01(\v2\x18.c2cluster.v1.QuarantineR\n" +
+	"quarantine\x12\x1d\n" +
+	"\n" +
+	"bad_proofs\x18\v \x01(\rR\tbadProofs\"H\n" +
+	"\x0eKeyFingerprint\x12\x14\n" +
+	"\x05shape\x18\x01 \x01(\tR\x05shape\x12 \n" +
+	"\vfingerprint\x18\x02 \x01(\tR\vfingerprint\"X\n" +
+	"\n" +
+	"Quarantine\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\x12\"\n" +
+	"\rsince_unix_ms\x18\x02 \x01(\x03R\vsinceUnixMs\x12\x0e\n" +
+	"\x02by\x18\x03 \x01(\tR\x02by\"N\n" +
+	"\x17QuarantineWorkerRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"T\n" +
+	"\x18QuarantineWorkerResponse\x128\n" +
+	"\n" +
+	"quarantine\x18\x01 \x01(\v2\x18.c2cluster.v1.QuarantineR\n" +
+	"quarantine\"3\n" +
+	"\x14ReleaseWorkerRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\"m\n" +
+	"\x15ReleaseWorkerResponse\x12\x1a\n" +
+	"\breleased\x18\x01 \x01(\bR\breleased\x128\n" +
+	"\n" +
+	"quarantine\x18\x02 \x01(\v2\x18.c2cluster.v1.QuarantineR\n" +
+	"quarantine\"D\n" +
 	"\x0eResidentParams\x12\x14\n" +
 	"\x05shape\x18\x01 \x01(\tR\x05shape\x12\x1c\n" +
 	"\tresidency\x18\x02 \x01(\tR\tresidency\"l\n" +
@@ -1840,7 +2211,7 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\x12VerifyingKeySource\x12\x1d\n" +
 	"\x19VERIFYING_KEY_SOURCE_AUTO\x10\x00\x12!\n" +
 	"\x1dVERIFYING_KEY_SOURCE_OFFICIAL\x10\x01\x12 \n" +
-	"\x1cVERIFYING_KEY_SOURCE_CLUSTER\x10\x022\xb5\x04\n" +
+	"\x1cVERIFYING_KEY_SOURCE_CLUSTER\x10\x022\xf2\x05\n" +
 	"\fProofService\x12C\n" +
 	"\x06Submit\x12\x1b.c2cluster.v1.SubmitRequest\x1a\x1c.c2cluster.v1.SubmitResponse\x12@\n" +
 	"\x05Await\x12\x1a.c2cluster.v1.AwaitRequest\x1a\x1b.c2cluster.v1.AwaitResponse\x12B\n" +
@@ -1849,7 +2220,9 @@ const file_c2cluster_v1_api_proto_rawDesc = "" +
 	"\x06Cancel\x12\x1b.c2cluster.v1.CancelRequest\x1a\x1c.c2cluster.v1.CancelResponse\x12C\n" +
 	"\x06Status\x12\x1b.c2cluster.v1.StatusRequest\x1a\x1c.c2cluster.v1.StatusResponse\x12I\n" +
 	"\bListJobs\x12\x1d.c2cluster.v1.ListJobsRequest\x1a\x1e.c2cluster.v1.ListJobsResponse\x12C\n" +
-	"\x06Verify\x12\x1b.c2cluster.v1.VerifyRequest\x1a\x1c.c2cluster.v1.VerifyResponseB?Z=github.com/c2cluster/c2cluster/proto/c2cluster/v1;c2clusterv1b\x06proto3"
+	"\x06Verify\x12\x1b.c2cluster.v1.VerifyRequest\x1a\x1c.c2cluster.v1.VerifyResponse\x12a\n" +
+	"\x10QuarantineWorker\x12%.c2cluster.v1.QuarantineWorkerRequest\x1a&.c2cluster.v1.QuarantineWorkerResponse\x12X\n" +
+	"\rReleaseWorker\x12\".c2cluster.v1.ReleaseWorkerRequest\x1a#.c2cluster.v1.ReleaseWorkerResponseB?Z=github.com/c2cluster/c2cluster/proto/c2cluster/v1;c2clusterv1b\x06proto3"
 
 var (
 	file_c2cluster_v1_api_proto_rawDescOnce sync.Once
@@ -1864,33 +2237,39 @@ func file_c2cluster_v1_api_proto_rawDescGZIP() []byte {
 }
 
 var file_c2cluster_v1_api_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_c2cluster_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_c2cluster_v1_api_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_c2cluster_v1_api_proto_goTypes = []any{
-	(Priority)(0),            // 0: c2cluster.v1.Priority
-	(JobState)(0),            // 1: c2cluster.v1.JobState
-	(VerifyingKeySource)(0),  // 2: c2cluster.v1.VerifyingKeySource
-	(*SectorRef)(nil),        // 3: c2cluster.v1.SectorRef
-	(*SubmitRequest)(nil),    // 4: c2cluster.v1.SubmitRequest
-	(*SubmitResponse)(nil),   // 5: c2cluster.v1.SubmitResponse
-	(*AwaitRequest)(nil),     // 6: c2cluster.v1.AwaitRequest
-	(*AwaitResponse)(nil),    // 7: c2cluster.v1.AwaitResponse
-	(*WatchRequest)(nil),     // 8: c2cluster.v1.WatchRequest
-	(*WatchResponse)(nil),    // 9: c2cluster.v1.WatchResponse
-	(*ProveRequest)(nil),     // 10: c2cluster.v1.ProveRequest
-	(*ProveResponse)(nil),    // 11: c2cluster.v1.ProveResponse
-	(*CancelRequest)(nil),    // 12: c2cluster.v1.CancelRequest
-	(*CancelResponse)(nil),   // 13: c2cluster.v1.CancelResponse
-	(*StatusRequest)(nil),    // 14: c2cluster.v1.StatusRequest
-	(*StatusResponse)(nil),   // 15: c2cluster.v1.StatusResponse
-	(*ListJobsRequest)(nil),  // 16: c2cluster.v1.ListJobsRequest
-	(*ListJobsResponse)(nil), // 17: c2cluster.v1.ListJobsResponse
-	(*StageTimings)(nil),     // 18: c2cluster.v1.StageTimings
-	(*JobStatus)(nil),        // 19: c2cluster.v1.JobStatus
-	(*WorkerInfo)(nil),       // 20: c2cluster.v1.WorkerInfo
-	(*ResidentParams)(nil),   // 21: c2cluster.v1.ResidentParams
-	(*LaneDepth)(nil),        // 22: c2cluster.v1.LaneDepth
-	(*VerifyRequest)(nil),    // 23: c2cluster.v1.VerifyRequest
-	(*VerifyResponse)(nil),   // 24: c2cluster.v1.VerifyResponse
+	(Priority)(0),                    // 0: c2cluster.v1.Priority
+	(JobState)(0),                    // 1: c2cluster.v1.JobState
+	(VerifyingKeySource)(0),          // 2: c2cluster.v1.VerifyingKeySource
+	(*SectorRef)(nil),                // 3: c2cluster.v1.SectorRef
+	(*SubmitRequest)(nil),            // 4: c2cluster.v1.SubmitRequest
+	(*SubmitResponse)(nil),           // 5: c2cluster.v1.SubmitResponse
+	(*AwaitRequest)(nil),             // 6: c2cluster.v1.AwaitRequest
+	(*AwaitResponse)(nil),            // 7: c2cluster.v1.AwaitResponse
+	(*WatchRequest)(nil),             // 8: c2cluster.v1.WatchRequest
+	(*WatchResponse)(nil),            // 9: c2cluster.v1.WatchResponse
+	(*ProveRequest)(nil),             // 10: c2cluster.v1.ProveRequest
+	(*ProveResponse)(nil),            // 11: c2cluster.v1.ProveResponse
+	(*CancelRequest)(nil),            // 12: c2cluster.v1.CancelRequest
+	(*CancelResponse)(nil),           // 13: c2cluster.v1.CancelResponse
+	(*StatusRequest)(nil),            // 14: c2cluster.v1.StatusRequest
+	(*StatusResponse)(nil),           // 15: c2cluster.v1.StatusResponse
+	(*ListJobsRequest)(nil),          // 16: c2cluster.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),         // 17: c2cluster.v1.ListJobsResponse
+	(*StageTimings)(nil),             // 18: c2cluster.v1.StageTimings
+	(*JobStatus)(nil),                // 19: c2cluster.v1.JobStatus
+	(*WorkerInfo)(nil),               // 20: c2cluster.v1.WorkerInfo
+	(*KeyFingerprint)(nil),           // 21: c2cluster.v1.KeyFingerprint
+	(*Quarantine)(nil),               // 22: c2cluster.v1.Quarantine
+	(*QuarantineWorkerRequest)(nil),  // 23: c2cluster.v1.QuarantineWorkerRequest
+	(*QuarantineWorkerResponse)(nil), // 24: c2cluster.v1.QuarantineWorkerResponse
+	(*ReleaseWorkerRequest)(nil),     // 25: c2cluster.v1.ReleaseWorkerRequest
+	(*ReleaseWorkerResponse)(nil),    // 26: c2cluster.v1.ReleaseWorkerResponse
+	(*ResidentParams)(nil),           // 27: c2cluster.v1.ResidentParams
+	(*LaneDepth)(nil),                // 28: c2cluster.v1.LaneDepth
+	(*VerifyRequest)(nil),            // 29: c2cluster.v1.VerifyRequest
+	(*VerifyResponse)(nil),           // 30: c2cluster.v1.VerifyResponse
 }
 var file_c2cluster_v1_api_proto_depIdxs = []int32{
 	3,  // 0: c2cluster.v1.SubmitRequest.sector:type_name -> c2cluster.v1.SectorRef
@@ -1903,37 +2282,45 @@ var file_c2cluster_v1_api_proto_depIdxs = []int32{
 	19, // 7: c2cluster.v1.CancelResponse.job:type_name -> c2cluster.v1.JobStatus
 	19, // 8: c2cluster.v1.StatusResponse.job:type_name -> c2cluster.v1.JobStatus
 	20, // 9: c2cluster.v1.StatusResponse.workers:type_name -> c2cluster.v1.WorkerInfo
-	22, // 10: c2cluster.v1.StatusResponse.queue:type_name -> c2cluster.v1.LaneDepth
+	28, // 10: c2cluster.v1.StatusResponse.queue:type_name -> c2cluster.v1.LaneDepth
 	1,  // 11: c2cluster.v1.ListJobsRequest.state:type_name -> c2cluster.v1.JobState
 	19, // 12: c2cluster.v1.ListJobsResponse.jobs:type_name -> c2cluster.v1.JobStatus
 	1,  // 13: c2cluster.v1.JobStatus.state:type_name -> c2cluster.v1.JobState
 	0,  // 14: c2cluster.v1.JobStatus.priority:type_name -> c2cluster.v1.Priority
 	18, // 15: c2cluster.v1.JobStatus.timings:type_name -> c2cluster.v1.StageTimings
 	3,  // 16: c2cluster.v1.JobStatus.sector:type_name -> c2cluster.v1.SectorRef
-	21, // 17: c2cluster.v1.WorkerInfo.resident:type_name -> c2cluster.v1.ResidentParams
-	2,  // 18: c2cluster.v1.VerifyRequest.key:type_name -> c2cluster.v1.VerifyingKeySource
-	2,  // 19: c2cluster.v1.VerifyResponse.key:type_name -> c2cluster.v1.VerifyingKeySource
-	4,  // 20: c2cluster.v1.ProofService.Submit:input_type -> c2cluster.v1.SubmitRequest
-	6,  // 21: c2cluster.v1.ProofService.Await:input_type -> c2cluster.v1.AwaitRequest
-	8,  // 22: c2cluster.v1.ProofService.Watch:input_type -> c2cluster.v1.WatchRequest
-	10, // 23: c2cluster.v1.ProofService.Prove:input_type -> c2cluster.v1.ProveRequest
-	12, // 24: c2cluster.v1.ProofService.Cancel:input_type -> c2cluster.v1.CancelRequest
-	14, // 25: c2cluster.v1.ProofService.Status:input_type -> c2cluster.v1.StatusRequest
-	16, // 26: c2cluster.v1.ProofService.ListJobs:input_type -> c2cluster.v1.ListJobsRequest
-	23, // 27: c2cluster.v1.ProofService.Verify:input_type -> c2cluster.v1.VerifyRequest
-	5,  // 28: c2cluster.v1.ProofService.Submit:output_type -> c2cluster.v1.SubmitResponse
-	7,  // 29: c2cluster.v1.ProofService.Await:output_type -> c2cluster.v1.AwaitResponse
-	9,  // 30: c2cluster.v1.ProofService.Watch:output_type -> c2cluster.v1.WatchResponse
-	11, // 31: c2cluster.v1.ProofService.Prove:output_type -> c2cluster.v1.ProveResponse
-	13, // 32: c2cluster.v1.ProofService.Cancel:output_type -> c2cluster.v1.CancelResponse
-	15, // 33: c2cluster.v1.ProofService.Status:output_type -> c2cluster.v1.StatusResponse
-	17, // 34: c2cluster.v1.ProofService.ListJobs:output_type -> c2cluster.v1.ListJobsResponse
-	24, // 35: c2cluster.v1.ProofService.Verify:output_type -> c2cluster.v1.VerifyResponse
-	28, // [28:36] is the sub-list for method output_type
-	20, // [20:28] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	27, // 17: c2cluster.v1.WorkerInfo.resident:type_name -> c2cluster.v1.ResidentParams
+	21, // 18: c2cluster.v1.WorkerInfo.keys:type_name -> c2cluster.v1.KeyFingerprint
+	22, // 19: c2cluster.v1.WorkerInfo.quarantine:type_name -> c2cluster.v1.Quarantine
+	22, // 20: c2cluster.v1.QuarantineWorkerResponse.quarantine:type_name -> c2cluster.v1.Quarantine
+	22, // 21: c2cluster.v1.ReleaseWorkerResponse.quarantine:type_name -> c2cluster.v1.Quarantine
+	2,  // 22: c2cluster.v1.VerifyRequest.key:type_name -> c2cluster.v1.VerifyingKeySource
+	2,  // 23: c2cluster.v1.VerifyResponse.key:type_name -> c2cluster.v1.VerifyingKeySource
+	4,  // 24: c2cluster.v1.ProofService.Submit:input_type -> c2cluster.v1.SubmitRequest
+	6,  // 25: c2cluster.v1.ProofService.Await:input_type -> c2cluster.v1.AwaitRequest
+	8,  // 26: c2cluster.v1.ProofService.Watch:input_type -> c2cluster.v1.WatchRequest
+	10, // 27: c2cluster.v1.ProofService.Prove:input_type -> c2cluster.v1.ProveRequest
+	12, // 28: c2cluster.v1.ProofService.Cancel:input_type -> c2cluster.v1.CancelRequest
+	14, // 29: c2cluster.v1.ProofService.Status:input_type -> c2cluster.v1.StatusRequest
+	16, // 30: c2cluster.v1.ProofService.ListJobs:input_type -> c2cluster.v1.ListJobsRequest
+	29, // 31: c2cluster.v1.ProofService.Verify:input_type -> c2cluster.v1.VerifyRequest
+	23, // 32: c2cluster.v1.ProofService.QuarantineWorker:input_type -> c2cluster.v1.QuarantineWorkerRequest
+	25, // 33: c2cluster.v1.ProofService.ReleaseWorker:input_type -> c2cluster.v1.ReleaseWorkerRequest
+	5,  // 34: c2cluster.v1.ProofService.Submit:output_type -> c2cluster.v1.SubmitResponse
+	7,  // 35: c2cluster.v1.ProofService.Await:output_type -> c2cluster.v1.AwaitResponse
+	9,  // 36: c2cluster.v1.ProofService.Watch:output_type -> c2cluster.v1.WatchResponse
+	11, // 37: c2cluster.v1.ProofService.Prove:output_type -> c2cluster.v1.ProveResponse
+	13, // 38: c2cluster.v1.ProofService.Cancel:output_type -> c2cluster.v1.CancelResponse
+	15, // 39: c2cluster.v1.ProofService.Status:output_type -> c2cluster.v1.StatusResponse
+	17, // 40: c2cluster.v1.ProofService.ListJobs:output_type -> c2cluster.v1.ListJobsResponse
+	30, // 41: c2cluster.v1.ProofService.Verify:output_type -> c2cluster.v1.VerifyResponse
+	24, // 42: c2cluster.v1.ProofService.QuarantineWorker:output_type -> c2cluster.v1.QuarantineWorkerResponse
+	26, // 43: c2cluster.v1.ProofService.ReleaseWorker:output_type -> c2cluster.v1.ReleaseWorkerResponse
+	34, // [34:44] is the sub-list for method output_type
+	24, // [24:34] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_c2cluster_v1_api_proto_init() }
@@ -1948,7 +2335,7 @@ func file_c2cluster_v1_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_c2cluster_v1_api_proto_rawDesc), len(file_c2cluster_v1_api_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   22,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

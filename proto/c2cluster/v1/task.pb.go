@@ -42,8 +42,17 @@ type PartitionTask struct {
 	BlobSha256 []byte `protobuf:"bytes,8,opt,name=blob_sha256,json=blobSha256,proto3" json:"blob_sha256,omitempty"`
 	// Unix milliseconds at publish, for the queue-wait timing.
 	EnqueuedUnixMs int64 `protobuf:"varint,9,opt,name=enqueued_unix_ms,json=enqueuedUnixMs,proto3" json:"enqueued_unix_ms,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// How many times the coordinator has re-queued partitions of this job
+	// when it published this task: 0 for the first publication. A re-queued
+	// task's Nats-Msg-Id is "<job_id>.<partition>.r<round>", and its
+	// assembly request "<job_id>.assemble.r<round>".
+	Round uint32 `protobuf:"varint,10,opt,name=round,proto3" json:"round,omitempty"`
+	// Workers that must not prove this task: their earlier proof of this
+	// partition failed the coordinator's verification. Such a worker hands
+	// the task back.
+	ExcludedWorkers []string `protobuf:"bytes,11,rep,name=excluded_workers,json=excludedWorkers,proto3" json:"excluded_workers,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PartitionTask) Reset() {
@@ -139,11 +148,25 @@ func (x *PartitionTask) GetEnqueuedUnixMs() int64 {
 	return 0
 }
 
+func (x *PartitionTask) GetRound() uint32 {
+	if x != nil {
+		return x.Round
+	}
+	return 0
+}
+
+func (x *PartitionTask) GetExcludedWorkers() []string {
+	if x != nil {
+		return x.ExcludedWorkers
+	}
+	return nil
+}
+
 var File_c2cluster_v1_task_proto protoreflect.FileDescriptor
 
 const file_c2cluster_v1_task_proto_rawDesc = "" +
 	"\n" +
-	"\x17c2cluster/v1/task.proto\x12\fc2cluster.v1\"\x91\x02\n" +
+	"\x17c2cluster/v1/task.proto\x12\fc2cluster.v1\"\xd2\x02\n" +
 	"\rPartitionTask\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x1e\n" +
@@ -156,7 +179,10 @@ const file_c2cluster_v1_task_proto_rawDesc = "" +
 	"\tblob_size\x18\a \x01(\x04R\bblobSize\x12\x1f\n" +
 	"\vblob_sha256\x18\b \x01(\fR\n" +
 	"blobSha256\x12(\n" +
-	"\x10enqueued_unix_ms\x18\t \x01(\x03R\x0eenqueuedUnixMsB?Z=github.com/c2cluster/c2cluster/proto/c2cluster/v1;c2clusterv1b\x06proto3"
+	"\x10enqueued_unix_ms\x18\t \x01(\x03R\x0eenqueuedUnixMs\x12\x14\n" +
+	"\x05round\x18\n" +
+	" \x01(\rR\x05round\x12)\n" +
+	"\x10excluded_workers\x18\v \x03(\tR\x0fexcludedWorkersB?Z=github.com/c2cluster/c2cluster/proto/c2cluster/v1;c2clusterv1b\x06proto3"
 
 var (
 	file_c2cluster_v1_task_proto_rawDescOnce sync.Once

@@ -163,13 +163,15 @@
         el("div", {}, el("a", { href: jobHref(f.job), class: "mono" }, shortID(f.job)), " partition " + f.partition));
       const resident = w.resident.map((r) => el("div", { class: "small" }, r.shape + ": " + r.residency));
       wb.append(el("tr", { "data-worker": w.id },
-        el("td", {}, el("span", { class: "mono" }, w.id), w.version ? el("div", { class: "small" }, w.version) : null),
+        el("td", {}, el("span", { class: "mono" }, w.id), w.version ? el("div", { class: "small" }, w.version) : null,
+          w.quarantine ? el("div", { class: "small quarantined" }, "QUARANTINED: " + w.quarantine) : null,
+          w.bad_proofs ? el("div", { class: "small" }, w.bad_proofs + " bad proofs") : null),
         el("td", {}, w.host),
         el("td", {}, w.devices.map((d) => el("div", {}, d))),
         el("td", { class: "num" }, String(w.slots)),
         el("td", {}, inflight.length ? inflight : el("span", { class: "small" }, "idle")),
         el("td", {}, resident),
-        el("td", { title: fmtTime(w.heartbeat_unix_ms) }, fmtAgo(w.heartbeat_unix_ms, data.now_unix_ms))));
+        el("td", { title: fmtTime(w.heartbeat_unix_ms) }, w.heartbeat_unix_ms ? fmtAgo(w.heartbeat_unix_ms, data.now_unix_ms) : "not registered")));
     }
     setText($("workers-message"), data.workers.length ? "" : "No worker is registered.");
     const qb = $("queue").tBodies[0];

@@ -54,6 +54,12 @@ const (
 	ProofServiceListJobsProcedure = "/c2cluster.v1.ProofService/ListJobs"
 	// ProofServiceVerifyProcedure is the fully-qualified name of the ProofService's Verify RPC.
 	ProofServiceVerifyProcedure = "/c2cluster.v1.ProofService/Verify"
+	// ProofServiceQuarantineWorkerProcedure is the fully-qualified name of the ProofService's
+	// QuarantineWorker RPC.
+	ProofServiceQuarantineWorkerProcedure = "/c2cluster.v1.ProofService/QuarantineWorker"
+	// ProofServiceReleaseWorkerProcedure is the fully-qualified name of the ProofService's
+	// ReleaseWorker RPC.
+	ProofServiceReleaseWorkerProcedure = "/c2cluster.v1.ProofService/ReleaseWorker"
 )
 
 // ProofServiceClient is a client for the c2cluster.v1.ProofService service.
@@ -83,6 +89,14 @@ type ProofServiceClient interface {
 	// InvalidArgument, a missing verifying key FailedPrecondition; a proof
 	// that does not verify is a response with valid false and the reason.
 	Verify(context.Context, *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error)
+	// QuarantineWorker stops a worker from taking work (an operator's call;
+	// the coordinator quarantines workers whose proofs fail verification or
+	// whose proving key is not its verifying key's). The worker learns it at
+	// its next task or heartbeat.
+	QuarantineWorker(context.Context, *connect.Request[v1.QuarantineWorkerRequest]) (*connect.Response[v1.QuarantineWorkerResponse], error)
+	// ReleaseWorker lifts a worker's quarantine and clears its count of bad
+	// proofs. A worker whose key still does not match is quarantined again.
+	ReleaseWorker(context.Context, *connect.Request[v1.ReleaseWorkerRequest]) (*connect.Response[v1.ReleaseWorkerResponse], error)
 }
 
 // NewProofServiceClient constructs a client for the c2cluster.v1.ProofService service. By default,
@@ -144,19 +158,33 @@ func NewProofServiceClient(httpClient connect.HTTPClient, baseURL string, opts .
 			connect.WithSchema(proofServiceMethods.ByName("Verify")),
 			connect.WithClientOptions(opts...),
 		),
+		quarantineWorker: connect.NewClient[v1.QuarantineWorkerRequest, v1.QuarantineWorkerResponse](
+			httpClient,
+			baseURL+ProofServiceQuarantineWorkerProcedure,
+			connect.WithSchema(proofServiceMethods.ByName("QuarantineWorker")),
+			connect.WithClientOptions(opts...),
+		),
+		releaseWorker: connect.NewClient[v1.ReleaseWorkerRequest, v1.ReleaseWorkerResponse](
+			httpClient,
+			baseURL+ProofServiceReleaseWorkerProcedure,
+			connect.WithSchema(proofServiceMethods.ByName("ReleaseWorker")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // proofServiceClient implements ProofServiceClient.
 type proofServiceClient struct {
-	submit   *connect.Client[v1.SubmitRequest, v1.SubmitResponse]
-	await    *connect.Client[v1.AwaitRequest, v1.AwaitResponse]
-	watch    *connect.Client[v1.WatchRequest, v1.WatchResponse]
-	prove    *connect.Client[v1.ProveRequest, v1.ProveResponse]
-	cancel   *connect.Client[v1.CancelRequest, v1.CancelResponse]
-	status   *connect.Client[v1.StatusRequest, v1.StatusResponse]
-	listJobs *connect.Client[v1.ListJobsRequest, v1.ListJobsResponse]
-	verify   *connect.Client[v1.VerifyRequest, v1.VerifyResponse]
+	submit           *connect.Client[v1.SubmitRequest, v1.SubmitResponse]
+	await            *connect.Client[v1.AwaitRequest, v1.AwaitResponse]
+	watch            *connect.Client[v1.WatchRequest, v1.WatchResponse]
+	prove            *connect.Client[v1.ProveRequest, v1.ProveResponse]
+	cancel           *connect.Client[v1.CancelRequest, v1.CancelResponse]
+	status           *connect.Client[v1.StatusRequest, v1.StatusResponse]
+	listJobs         *connect.Client[v1.ListJobsRequest, v1.ListJobsResponse]
+	verify           *connect.Client[v1.VerifyRequest, v1.VerifyResponse]
+	quarantineWorker *connect.Client[v1.QuarantineWorkerRequest, v1.QuarantineWorkerResponse]
+	releaseWorker    *connect.Client[v1.ReleaseWorkerRequest, v1.ReleaseWorkerResponse]
 }
 
 // Submit calls c2cluster.v1.ProofService.Submit.
@@ -199,6 +227,16 @@ func (c *proofServiceClient) Verify(ctx context.Context, req *connect.Request[v1
 	return c.verify.CallUnary(ctx, req)
 }
 
+// QuarantineWorker calls c2cluster.v1.ProofService.QuarantineWorker.
+func (c *proofServiceClient) QuarantineWorker(ctx context.Context, req *connect.Request[v1.QuarantineWorkerRequest]) (*connect.Response[v1.QuarantineWorkerResponse], error) {
+	return c.quarantineWorker.CallUnary(ctx, req)
+}
+
+// ReleaseWorker calls c2cluster.v1.ProofService.ReleaseWorker.
+func (c *proofServiceClient) ReleaseWorker(ctx context.Context, req *connect.Request[v1.ReleaseWorkerRequest]) (*connect.Response[v1.ReleaseWorkerResponse], error) {
+	return c.releaseWorker.CallUnary(ctx, req)
+}
+
 // ProofServiceHandler is an implementation of the c2cluster.v1.ProofService service.
 type ProofServiceHandler interface {
 	// Submit validates a C1 output, stores it once, records the job and queues
@@ -226,6 +264,14 @@ type ProofServiceHandler interface {
 	// InvalidArgument, a missing verifying key FailedPrecondition; a proof
 	// that does not verify is a response with valid false and the reason.
 	Verify(context.Context, *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error)
+	// QuarantineWorker stops a worker from taking work (an operator's call;
+	// the coordinator quarantines workers whose proofs fail verification or
+	// whose proving key is not its verifying key's). The worker learns it at
+	// its next task or heartbeat.
+	QuarantineWorker(context.Context, *connect.Request[v1.QuarantineWorkerRequest]) (*connect.Response[v1.QuarantineWorkerResponse], error)
+	// ReleaseWorker lifts a worker's quarantine and clears its count of bad
+	// proofs. A worker whose key still does not match is quarantined again.
+	ReleaseWorker(context.Context, *connect.Request[v1.ReleaseWorkerRequest]) (*connect.Response[v1.ReleaseWorkerResponse], error)
 }
 
 // NewProofServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -283,6 +329,18 @@ func NewProofServiceHandler(svc ProofServiceHandler, opts ...connect.HandlerOpti
 		connect.WithSchema(proofServiceMethods.ByName("Verify")),
 		connect.WithHandlerOptions(opts...),
 	)
+	proofServiceQuarantineWorkerHandler := connect.NewUnaryHandler(
+		ProofServiceQuarantineWorkerProcedure,
+		svc.QuarantineWorker,
+		connect.WithSchema(proofServiceMethods.ByName("QuarantineWorker")),
+		connect.WithHandlerOptions(opts...),
+	)
+	proofServiceReleaseWorkerHandler := connect.NewUnaryHandler(
+		ProofServiceReleaseWorkerProcedure,
+		svc.ReleaseWorker,
+		connect.WithSchema(proofServiceMethods.ByName("ReleaseWorker")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/c2cluster.v1.ProofService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case ProofServiceSubmitProcedure:
@@ -301,6 +359,10 @@ func NewProofServiceHandler(svc ProofServiceHandler, opts ...connect.HandlerOpti
 			proofServiceListJobsHandler.ServeHTTP(w, r)
 		case ProofServiceVerifyProcedure:
 			proofServiceVerifyHandler.ServeHTTP(w, r)
+		case ProofServiceQuarantineWorkerProcedure:
+			proofServiceQuarantineWorkerHandler.ServeHTTP(w, r)
+		case ProofServiceReleaseWorkerProcedure:
+			proofServiceReleaseWorkerHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -340,4 +402,12 @@ func (UnimplementedProofServiceHandler) ListJobs(context.Context, *connect.Reque
 
 func (UnimplementedProofServiceHandler) Verify(context.Context, *connect.Request[v1.VerifyRequest]) (*connect.Response[v1.VerifyResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("c2cluster.v1.ProofService.Verify is not implemented"))
+}
+
+func (UnimplementedProofServiceHandler) QuarantineWorker(context.Context, *connect.Request[v1.QuarantineWorkerRequest]) (*connect.Response[v1.QuarantineWorkerResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("c2cluster.v1.ProofService.QuarantineWorker is not implemented"))
+}
+
+func (UnimplementedProofServiceHandler) ReleaseWorker(context.Context, *connect.Request[v1.ReleaseWorkerRequest]) (*connect.Response[v1.ReleaseWorkerResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("c2cluster.v1.ProofService.ReleaseWorker is not implemented"))
 }
