@@ -917,9 +917,17 @@ func (c *cluster) checkNATS() []string {
 			p = append(p, fmt.Sprintf("%s: configuration %q is not in a mounted ConfigMap", st.id(), conf))
 			continue
 		}
-		// $POD_NAME is the pod's name, from the downward API.
+		// $POD_NAME is the pod's name, from the downward API; other
+		// variables (a Secret's password) stand for what the pod gets, and
+		// one the container lacks stays unset, so its reference fails.
+		for _, e := range ct.Env {
+			os.Setenv(e.Name, e.Value+"from-the-pod")
+		}
 		os.Setenv("POD_NAME", st.Metadata.Name+"-0")
 		cfg, err := natsconf.Parse(text)
+		for _, e := range ct.Env {
+			os.Unsetenv(e.Name)
+		}
 		if err != nil {
 			p = append(p, fmt.Sprintf("%s: %s: %v", st.id(), conf, err))
 			continue
