@@ -263,15 +263,6 @@ func refTable(t *testing.T, d doc, heading string) []map[string]string {
 	return rows
 }
 
-// code is the text of a cell's code span (`-listen` → -listen), or the
-// cell itself ("none").
-func code(cell string) string {
-	if m := codeSpanRE.FindString(cell); m != "" {
-		return strings.Trim(m, "`")
-	}
-	return cell
-}
-
 // helpFlags parses a flag set's PrintDefaults output: flag name → the
 // environment variable its usage names as "($VAR)" (the last such), or
 // "none".
@@ -302,23 +293,59 @@ func helpFlags(t *testing.T, help string) map[string]string {
 	return out
 }
 
+// codes are the texts of a cell's code spans.
+func codes(cell string) []string {
+	var out []string
+	for _, m := range codeSpanRE.FindAllString(cell, -1) {
+		out = append(out, strings.Trim(m, "`"))
+	}
+	return out
+}
+
+// derivedVar is the variable of a flag where a row says "in capitals":
+// C2_ and the flag in capitals with '_' for '-' (pkg/connflags' rule).
+func derivedVar(flag string) string {
+	return "C2_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
 // documented turns reference rows into flag → variable ("none" when the
-// row names none).
+// row names none). A row may list several flags (every code span of its
+// flag cell that starts with '-'), or say "the key with `-`" (the flags
+// are its YAML keys with '-' for '_'); its variable cell then lists as
+// many variables in order, or says "in capitals" (derivedVar).
 func documented(t *testing.T, rows []map[string]string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, r := range rows {
-		f := strings.TrimPrefix(code(r["flag"]), "-")
-		if f == "none" || r["flag"] == "none" {
-			continue
+		var flags []string
+		if strings.Contains(r["flag"], "the key with") {
+			for _, k := range codes(r["YAML key"]) {
+				flags = append(flags, strings.ReplaceAll(k, "_", "-"))
+			}
+		} else {
+			for _, c := range codes(r["flag"]) {
+				if len(c) > 1 && c[0] == '-' {
+					flags = append(flags, c[1:])
+				}
+			}
 		}
-		_, dup := out[f]
-		require.False(t, dup, "configuration.md lists -%s twice", f)
-		v := code(r["variable"])
-		if v == "" {
-			v = "none"
+		vars := codes(r["variable"])
+		derived := strings.Contains(r["variable"], "in capitals")
+		if !derived && len(vars) == 0 {
+			vars = []string{"none"}
 		}
-		out[f] = v
+		if !derived && len(flags) > 0 && len(vars) != len(flags) {
+			t.Fatalf("configuration.md: the row of %v lists %d variables for %d flags: %q", flags, len(vars), len(flags), r["variable"])
+		}
+		for i, f := range flags {
+			_, dup := out[f]
+			require.False(t, dup, "configuration.md lists -%s twice", f)
+			if derived {
+				out[f] = derivedVar(f)
+			} else {
+				out[f] = vars[i]
+			}
+		}
 	}
 	return out
 }
@@ -380,9 +407,7 @@ func TestConfigurationReference(t *testing.T) {
 
 		var keys []string
 		for _, r := range rows {
-			if k := code(r["YAML key"]); k != "(none)" {
-				keys = append(keys, k)
-			}
+			keys = append(keys, codes(r["YAML key"])...)
 		}
 		want := yamlKeys(reflect.TypeFor[cli.File]())
 		sort.Strings(keys)
