@@ -73,7 +73,7 @@ func TestCreateGetAndTTLs(t *testing.T) {
 	require.NoError(t, s.RecordFailure(ctx, "j1", 1, 1, "w", fmt.Errorf("boom")))
 	keys, err := s.Client().Keys(ctx, "*{j1}*").Result()
 	require.NoError(t, err)
-	require.Len(t, keys, 5, "job, seqs, attempts, proofs, events: %v", keys)
+	require.Len(t, keys, 6, "job, seqs, attempts, proofs, provers, events: %v", keys)
 	for _, k := range keys {
 		ttl, err := s.Client().PTTL(ctx, k).Result()
 		require.NoError(t, err)
