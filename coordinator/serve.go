@@ -44,6 +44,7 @@ type serveConfig struct {
 	ackWait         time.Duration
 	maxDeliver      int
 	shutdownTimeout time.Duration
+	bodyTimeout     time.Duration
 	conn            connSettings
 }
 
@@ -85,8 +86,16 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	}
 	fs.IntVar(&c.maxDeliver, "max-deliver", maxDeliver, "deliveries of a partition before it is a dead letter and fails its job ($C2_MAX_DELIVER)")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
+	bodyTimeout, err := time.ParseDuration(envOr("C2_BODY_TIMEOUT", server.BodyTimeoutDefault.String()))
+	if err != nil {
+		return nil, fmt.Errorf("C2_BODY_TIMEOUT: %w", err)
+	}
+	fs.DurationVar(&c.bodyTimeout, "body-timeout", bodyTimeout, "how long an API request's body may take to arrive, from the request's start; 0: no limit ($C2_BODY_TIMEOUT)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.bodyTimeout == 0 {
+		c.bodyTimeout = -1 // server.Config: negative is no limit
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %v", fs.Args())
@@ -152,7 +161,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if st, err := os.Stat(cfg.paramsDir); err != nil || !st.IsDir() {
 		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
 	}
-	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, VerifyVanilla: cfg.verifyVanilla, Logger: log}, q, store,
+	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log}, q, store,
 		&server.PoRep{ParamsDir: cfg.paramsDir, OfficialDir: cfg.officialDir, MaxC1Bytes: cfg.maxC1Bytes})
 	if err != nil {
 		return err
@@ -172,7 +181,10 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.listen, err)
 	}
-	hs := &http.Server{Handler: mux, Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second}
+	// No ReadTimeout or WriteTimeout: they would cut Watch streams and
+	// Await long-polls. Request bodies have their own deadline
+	// (-body-timeout, server.Config.BodyTimeout), lifted once read.
+	hs := &http.Server{Handler: mux, Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 3)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", secret.RedactURL(natsURL)),

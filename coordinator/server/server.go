@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"connectrpc.com/connect"
-
 	"github.com/c2cluster/c2cluster/coordinator/auth"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -21,7 +19,7 @@ import (
 
 // Defaults of Config.
 const (
-	MaxC1BytesDefault    = 256 << 20
+	MaxC1BytesDefault    = 64 << 20
 	AwaitMaxDefault      = 10 * time.Minute
 	DepthIntervalDefault = 5 * time.Second
 	ReconcileLimit       = 10000
@@ -29,14 +27,20 @@ const (
 
 // Config configures a Server. Zero values mean the defaults.
 type Config struct {
-	// MaxC1Bytes rejects larger C1 outputs at submit. Default 256 MiB (an
-	// official 32 GiB C1 is ~60 MB).
+	// MaxC1Bytes rejects a larger c1_json (a C1 output or a Commit2In
+	// envelope) at submit; each C1 output must also keep within its own
+	// shape's limit (c1.MaxBytes: 82 KB for test-micro, 49 MB for 64 GiB).
+	// Default 64 MiB: the envelope (base64, 4/3) of the largest shape's
+	// largest C1 output. API messages are read up to ReadMaxBytes.
 	MaxC1Bytes int64
 	// VerifyVanilla runs the native vanilla-proof check on every submit
 	// (otherwise only when the request asks). Default false.
 	VerifyVanilla bool
 	// AwaitMax caps one Await call's wait. Default 10 min.
 	AwaitMax time.Duration
+	// BodyTimeout is how long a request's body may take to arrive, from
+	// the request's start; negative: no limit. Default BodyTimeoutDefault.
+	BodyTimeout time.Duration
 	// DepthInterval is how often the queue-depth gauge is refreshed.
 	// Default 5 s.
 	DepthInterval time.Duration
@@ -67,6 +71,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.AwaitMax == 0 {
 		c.AwaitMax = AwaitMaxDefault
 	}
+	if c.BodyTimeout == 0 {
+		c.BodyTimeout = BodyTimeoutDefault
+	}
 	if c.AwaitMax < 0 {
 		return c, fmt.Errorf("server: Config.AwaitMax %v is negative", c.AwaitMax)
 	}
@@ -96,6 +103,7 @@ type Server struct {
 	store *jobstore.Store
 	ps    ProofSystem
 	log   *slog.Logger
+	api   apiLimits
 	trust trustState
 	// limiter holds each identity's submit rate bucket.
 	limiter *auth.RateLimiter
@@ -125,17 +133,17 @@ func New(cfg Config, q *queue.Queue, store *jobstore.Store, ps ProofSystem) (*Se
 func (s *Server) Metrics() *telemetry.Metrics { return s.cfg.Metrics }
 
 // Handler returns the connect handler of ProofService (gRPC, gRPC-Web and
-// Connect/HTTP-JSON on one path prefix). Requests larger than MaxC1Bytes
-// plus 1 MiB are refused before they are read.
+// Connect/HTTP-JSON on one path prefix). Messages larger than ReadMaxBytes
+// are refused, compressed or not (limits.go).
 func (s *Server) Handler() (string, http.Handler) {
-	return c2clusterv1connect.NewProofServiceHandler(s, connect.WithReadMaxBytes(int(s.cfg.MaxC1Bytes)+1<<20), authInterceptor())
+	return c2clusterv1connect.NewProofServiceHandler(s, s.apiOptions(), authInterceptor())
 }
 
 // Mux returns an HTTP mux serving the API, /metrics and /healthz.
 func (s *Server) Mux() *http.ServeMux {
 	mux := http.NewServeMux()
 	path, h := s.Handler()
-	mux.Handle(path, h)
+	mux.Handle(path, s.bodyLimits(h))
 	mux.Handle("/metrics", s.cfg.Metrics.Handler())
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.store.Client().Ping(r.Context()).Err(); err != nil {
