@@ -48,6 +48,8 @@ type Store struct {
 	cfg Config
 	// closer is the client Dial opened (nil for New: the caller owns it).
 	closer interface{ Close() error }
+	// hub is the one pub/sub subscription every Watch shares (watch.go).
+	hub hub
 }
 
 // New returns a store on rdb (which stays owned by the caller).
@@ -490,45 +492,6 @@ func (s *Store) list(ctx context.Context, limit int, keep func(*Job) bool) ([]*J
 		}
 	}
 	return out, nil
-}
-
-// Watch calls fn with the job's record now and after every change until fn
-// returns true, ctx ends (its error is returned) or the job disappears
-// (ErrNotFound). Changes are noticed through the job's pub/sub channel (a
-// hint: the record is always re-read) and, as a safety net, every
-// WatchPoll.
-func (s *Store) Watch(ctx context.Context, job string, fn func(*Job) bool) error {
-	if err := checkID(job); err != nil {
-		return err
-	}
-	sub := s.rdb.Subscribe(ctx, s.Channel(job))
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		return fmt.Errorf("jobstore: watch %s: subscribe: %w", job, err)
-	}
-	hints := sub.Channel()
-	poll := time.NewTicker(s.cfg.WatchPoll)
-	defer poll.Stop()
-	var last string
-	for {
-		j, err := s.Get(ctx, job)
-		if err != nil {
-			return err
-		}
-		sig := fmt.Sprintf("%s/%d/%d/%s", j.State, j.Done, j.Updated.UnixMilli(), j.LastError)
-		if sig != last {
-			last = sig
-			if fn(j) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-hints:
-		case <-poll.C:
-		}
-	}
 }
 
 // Heartbeat registers or refreshes a worker for WorkerTTL.
