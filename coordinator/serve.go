@@ -43,6 +43,7 @@ type serveConfig struct {
 	verifyVanilla   bool
 	ackWait         time.Duration
 	maxDeliver      int
+	trust           server.TrustConfig
 	shutdownTimeout time.Duration
 	bodyTimeout     time.Duration
 	conn            connSettings
@@ -85,6 +86,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("C2_MAX_DELIVER: %w", err)
 	}
 	fs.IntVar(&c.maxDeliver, "max-deliver", maxDeliver, "deliveries of a partition before it is a dead letter and fails its job ($C2_MAX_DELIVER)")
+	if err := registerTrustFlags(fs, &c.trust); err != nil {
+		return nil, err
+	}
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
 	bodyTimeout, err := time.ParseDuration(envOr("C2_BODY_TIMEOUT", server.BodyTimeoutDefault.String()))
 	if err != nil {
@@ -161,7 +165,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if st, err := os.Stat(cfg.paramsDir); err != nil || !st.IsDir() {
 		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
 	}
-	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log}, q, store,
+	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log, Trust: cfg.trust}, q, store,
 		&server.PoRep{ParamsDir: cfg.paramsDir, OfficialDir: cfg.officialDir, MaxC1Bytes: cfg.maxC1Bytes})
 	if err != nil {
 		return err
