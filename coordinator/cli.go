@@ -18,20 +18,31 @@ import (
 
 // clientFlags are shared by the client subcommands.
 type clientFlags struct {
-	addr string
-	grpc bool
+	addr  string
+	grpc  bool
+	creds client.Credentials
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.addr, "addr", envOr("C2_COORDINATOR", "http://127.0.0.1:8080"), "coordinator URL ($C2_COORDINATOR)")
+	fs.StringVar(&c.addr, "addr", envOr("C2_COORDINATOR", "http://127.0.0.1:8080"), "coordinator URL, https:// for TLS ($C2_COORDINATOR)")
 	fs.BoolVar(&c.grpc, "grpc", false, "use gRPC instead of the Connect (HTTP/JSON-compatible) protocol")
+	env := client.CredentialsFromEnv()
+	c.creds.Token = env.Token // $C2_TOKEN: never a flag, which every user of the machine could read
+	fs.StringVar(&c.creds.TokenFile, "token-file", env.TokenFile, "file holding the bearer token (or the token itself in $C2_TOKEN) ($C2_TOKEN_FILE)")
+	fs.StringVar(&c.creds.TLS.CA, "ca", env.TLS.CA, "CA file of the coordinator's TLS certificate (default: the system's roots) ($C2_CA)")
+	fs.StringVar(&c.creds.TLS.Cert, "client-cert", env.TLS.Cert, "client certificate file, for a coordinator that verifies them ($C2_CLIENT_CERT)")
+	fs.StringVar(&c.creds.TLS.Key, "client-key", env.TLS.Key, "key file of -client-cert ($C2_CLIENT_KEY)")
 }
 
-func (c *clientFlags) client() *client.Client {
-	if c.grpc {
-		return client.New(c.addr, client.WithGRPC())
+func (c *clientFlags) client() (*client.Client, error) {
+	opts, err := c.creds.Options()
+	if err != nil {
+		return nil, err
 	}
-	return client.New(c.addr)
+	if c.grpc {
+		opts = append(opts, client.WithGRPC())
+	}
+	return client.New(c.addr, opts...), nil
 }
 
 // submitFlags describe a submission.
@@ -169,7 +180,10 @@ func submitAndMaybeWait(ctx context.Context, f *submitFlags, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	c := f.client()
+	c, err := f.client()
+	if err != nil {
+		return err
+	}
 	sub, err := c.Submit(ctx, req)
 	if err != nil {
 		return err
@@ -229,7 +243,11 @@ func runAwait(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	return watchAndWrite(ctx, cf.client(), fs.Arg(0), *out, stdout, stderr)
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	return watchAndWrite(ctx, c, fs.Arg(0), *out, stdout, stderr)
 }
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -242,7 +260,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 1 {
 		return fmt.Errorf("%w: usage: coordinator status [flags] [JOB]", exitCode(2))
 	}
-	res, err := cf.client().Status(ctx, fs.Arg(0))
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	res, err := c.Status(ctx, fs.Arg(0))
 	if err != nil {
 		return err
 	}
@@ -284,7 +306,11 @@ func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: usage: coordinator cancel [flags] JOB", exitCode(2))
 	}
-	st, err := cf.client().Cancel(ctx, fs.Arg(0), *reason)
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	st, err := c.Cancel(ctx, fs.Arg(0), *reason)
 	if err != nil {
 		return err
 	}
@@ -309,7 +335,11 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		st = c2clusterv1.JobState(v)
 	}
-	jobs, err := cf.client().List(ctx, st, *limit)
+	c, err := cf.client()
+	if err != nil {
+		return err
+	}
+	jobs, err := c.List(ctx, st, *limit)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@
 //	coordinator circuit -shape S [-dump F] print the partition circuit's counts, densities and R1CS hash
 //	coordinator run    [flags]            single node: everything in one process, proves a test sector (README's `make run`)
 //	coordinator verify -proof FILE [flags] check a sector's final proof as Filecoin's verify_seal does
+//	coordinator token NAME SCOPES         make an API bearer token and its tokens-file line
 //	coordinator version                   module version, VCS commit and Go version (also -version, --version)
 //
 // Run `coordinator help` or `coordinator CMD -h` for the flags. Every flag
@@ -50,6 +51,7 @@ var commands = map[string]command{
 	"seal":    {"seal a sector (or -sparse: a benchmark input of any shape) and write its C1 JSON", runSeal},
 	"circuit": {"print a shape's partition circuit (counts, densities, R1CS hash) without proving; -dump writes it whole", runCircuit},
 	"verify":  {"check a sealed sector's final C2 proof as Filecoin's verify_seal does", runVerify},
+	"token":   {"make an API bearer token: the tokens file's line (its hash) and the token", runToken},
 	"run":     {"single node: start Redis, NATS, Jaeger, the coordinator and a CPU worker; prove a sealed test sector; print proof and trace", singlenode.Command},
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -43,8 +44,8 @@ type serveConfig struct {
 	verifyVanilla   bool
 	ackWait         time.Duration
 	maxDeliver      int
-	trust           server.TrustConfig
 	shutdownTimeout time.Duration
+	security        securityConfig
 	bodyTimeout     time.Duration
 	conn            connSettings
 }
@@ -52,7 +53,7 @@ type serveConfig struct {
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	fs := newFlags("serve", stderr)
 	c := &serveConfig{}
-	fs.StringVar(&c.listen, "listen", envOr("C2_LISTEN", "127.0.0.1:8080"), "address of the API, /metrics and /healthz ($C2_LISTEN)")
+	fs.StringVar(&c.listen, "listen", envOr("C2_LISTEN", "127.0.0.1:8080"), "address of the API, /metrics and /healthz; a non-loopback address needs -tokens-file, -tls-client-ca or -insecure ($C2_LISTEN)")
 	fs.StringVar(&c.cuzkListen, "cuzk-listen", envOr("C2_CUZK_LISTEN", ""), "TCP address of Curio's cuzk proving-engine API (gRPC), e.g. "+cuzk.DefaultTCPAddr+"; empty: off ($C2_CUZK_LISTEN)")
 	fs.StringVar(&c.cuzkSocket, "cuzk-socket", envOr("C2_CUZK_SOCKET", ""), "unix socket of Curio's cuzk proving-engine API (gRPC), e.g. "+cuzk.DefaultSocketPath+"; empty: off ($C2_CUZK_SOCKET)")
 	fs.StringVar(&c.natsURL, "nats", envOr("C2_NATS_URL", queue.URLDefault), "NATS server URL, or several separated by commas ($C2_NATS_URL)")
@@ -86,10 +87,10 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("C2_MAX_DELIVER: %w", err)
 	}
 	fs.IntVar(&c.maxDeliver, "max-deliver", maxDeliver, "deliveries of a partition before it is a dead letter and fails its job ($C2_MAX_DELIVER)")
-	if err := registerTrustFlags(fs, &c.trust); err != nil {
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
+	if err := c.security.register(fs); err != nil {
 		return nil, err
 	}
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
 	bodyTimeout, err := time.ParseDuration(envOr("C2_BODY_TIMEOUT", server.BodyTimeoutDefault.String()))
 	if err != nil {
 		return nil, fmt.Errorf("C2_BODY_TIMEOUT: %w", err)
@@ -113,6 +114,9 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 	if c.jaegerUI, err = web.ParseBaseURL(c.jaegerUI); err != nil {
 		return nil, fmt.Errorf("-jaeger-ui: %w", err)
 	}
+	if err := c.security.check(c.listen, c.cuzkListen); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -126,6 +130,10 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	slog.SetDefault(log)
+	sec, err := cfg.security.setup(ctx, cfg.listen, log)
+	if err != nil {
+		return err
+	}
 	tr, err := telemetry.Setup(ctx, telemetry.TracingConfig{ServiceName: "c2-coordinator", Endpoint: cfg.otlpEndpoint, Insecure: cfg.otlpInsecure})
 	if err != nil {
 		return err
@@ -165,7 +173,8 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if st, err := os.Stat(cfg.paramsDir); err != nil || !st.IsDir() {
 		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
 	}
-	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log, Trust: cfg.trust}, q, store,
+	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log,
+		Auth: sec.auth, Limits: cfg.security.limits()}, q, store,
 		&server.PoRep{ParamsDir: cfg.paramsDir, OfficialDir: cfg.officialDir, MaxC1Bytes: cfg.maxC1Bytes})
 	if err != nil {
 		return err
@@ -189,15 +198,38 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	// Await long-polls. Request bodies have their own deadline
 	// (-body-timeout, server.Config.BodyTimeout), lifted once read.
 	hs := &http.Server{Handler: mux, Protocols: server.Protocols(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	errc := make(chan error, 3)
-	go func() { errc <- hs.Serve(ln) }()
+	hs.Handler, hs.TLSConfig = srv.Protect(mux), sec.tls
+	scheme := "http://"
+	if sec.tls != nil {
+		scheme = "https://"
+	}
+	errc := make(chan error, 4)
+	go func() {
+		if sec.tls != nil {
+			errc <- hs.ServeTLS(ln, "", "")
+			return
+		}
+		errc <- hs.Serve(ln)
+	}()
 	log.Info("coordinator: serving", slog.String("addr", ln.Addr().String()), slog.String("nats", secret.RedactURL(natsURL)),
 		slog.String("redis", redisConn.Where()), slog.String("params", cfg.paramsDir), slog.String("official_params", cfg.officialDir),
-		slog.String("page", "http://"+ln.Addr().String()+web.Prefix), slog.String("jaeger_query", cfg.jaegerQuery))
+		slog.String("page", scheme+ln.Addr().String()+web.Prefix), slog.String("jaeger_query", cfg.jaegerQuery),
+		slog.Bool("tls", sec.tls != nil), slog.Bool("auth", sec.auth != nil))
 	cuzkServers, err := serveCuzk(cfg, srv, log, errc)
 	if err != nil {
 		_ = hs.Close()
 		return err
+	}
+	if cfg.security.metricsListen != "" {
+		ms, err := serveMetrics(cfg.security.metricsListen, mux, log, errc)
+		if err != nil {
+			_ = hs.Close()
+			for _, s := range cuzkServers {
+				_ = s.Close()
+			}
+			return err
+		}
+		cuzkServers = append(cuzkServers, ms) // shut down with them
 	}
 	select {
 	case err := <-errc:
@@ -234,11 +266,18 @@ func serveCuzk(cfg *serveConfig, srv *server.Server, log *slog.Logger, errc chan
 	if err != nil {
 		return nil, err
 	}
+	tlsCfg, err := cfg.security.cuzkTLS(log)
+	if err != nil {
+		return nil, err
+	}
 	var lns []net.Listener
 	if cfg.cuzkListen != "" {
 		ln, err := net.Listen("tcp", cfg.cuzkListen)
 		if err != nil {
 			return nil, fmt.Errorf("cuzk API: listen %s: %w", cfg.cuzkListen, err)
+		}
+		if tlsCfg != nil {
+			ln = tls.NewListener(ln, cuzkTLSConfig(tlsCfg))
 		}
 		lns = append(lns, ln)
 	}
@@ -254,7 +293,7 @@ func serveCuzk(cfg *serveConfig, srv *server.Server, log *slog.Logger, errc chan
 	}
 	var servers []*http.Server
 	for _, ln := range lns {
-		s := cuzk.NewHTTPServer(eng.Mux())
+		s := cuzk.NewHTTPServer(cuzkHandler(eng.Mux()))
 		servers = append(servers, s)
 		go func() {
 			if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

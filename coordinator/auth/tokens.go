@@ -313,3 +313,12 @@ func HashCredential(token string) string {
 	sum := sha256.Sum256([]byte(token))
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// ParseTokensLine parses one line of a tokens file.
+func ParseTokensLine(line string) (*Identity, error) {
+	e, err := parseTokenLine(strings.TrimSpace(line))
+	if err != nil {
+		return nil, err
+	}
+	return e.id, nil
+}

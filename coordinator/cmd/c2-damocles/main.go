@@ -91,6 +91,9 @@ type config struct {
 	timeout       time.Duration
 	progress      time.Duration
 	verifyVanilla bool
+	// creds are the bearer token and TLS files; clientOpts what they give.
+	creds      client.Credentials
+	clientOpts []client.Option
 }
 
 func main() {
@@ -167,6 +170,7 @@ func (e *envDefaults) boolean(name string) bool {
 var flagEnv = map[string]string{
 	"addr": "C2_COORDINATOR", "grpc": "C2_GRPC", "priority": "C2_PRIORITY", "timeout": "C2_TIMEOUT",
 	"progress": "C2_PROGRESS", "verify-vanilla": "C2_VERIFY_VANILLA",
+	"token-file": client.EnvTokenFile, "ca": client.EnvCA, "client-cert": client.EnvCert, "client-key": client.EnvKey,
 }
 
 // parseFlags reads the command line; -h prints the usage and the damocles
@@ -187,6 +191,11 @@ func parseFlags(args []string, stdout, stderr io.Writer, getenv func(string) str
 		"log each job's progress to stderr this often when it changed (0: only submission and end) ($C2_PROGRESS)")
 	fs.BoolVar(&cfg.verifyVanilla, "verify-vanilla", env.boolean("C2_VERIFY_VANILLA"),
 		"ask the coordinator to check the vanilla proofs before accepting a job ($C2_VERIFY_VANILLA)")
+	cfg.creds.Token = env.str(client.EnvToken, "") // never a flag: a command line is visible to every user
+	fs.StringVar(&cfg.creds.TokenFile, "token-file", env.str(client.EnvTokenFile, ""), "file holding the coordinator's bearer token (or the token itself in $C2_TOKEN) ($C2_TOKEN_FILE)")
+	fs.StringVar(&cfg.creds.TLS.CA, "ca", env.str(client.EnvCA, ""), "CA file of an https:// coordinator's certificate (default: the system's roots) ($C2_CA)")
+	fs.StringVar(&cfg.creds.TLS.Cert, "client-cert", env.str(client.EnvCert, ""), "client certificate file, for a coordinator that verifies them ($C2_CLIENT_CERT)")
+	fs.StringVar(&cfg.creds.TLS.Key, "client-key", env.str(client.EnvKey, ""), "key file of -client-cert ($C2_CLIENT_KEY)")
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		w := stderr
@@ -217,14 +226,20 @@ func parseFlags(args []string, stdout, stderr io.Writer, getenv func(string) str
 	if !strings.HasPrefix(cfg.addr, "http://") && !strings.HasPrefix(cfg.addr, "https://") {
 		return nil, fmt.Errorf("-addr %q is not an http:// or https:// URL", cfg.addr)
 	}
+	opts, err := cfg.creds.Options()
+	if err != nil {
+		return nil, err
+	}
+	cfg.clientOpts = opts
 	return cfg, nil
 }
 
 func (c *config) client() *client.Client {
+	opts := c.clientOpts
 	if c.grpc {
-		return client.New(c.addr, client.WithGRPC())
+		opts = append(opts[:len(opts):len(opts)], client.WithGRPC())
 	}
-	return client.New(c.addr)
+	return client.New(c.addr, opts...)
 }
 
 // usage prints the flags and the damocles configuration block, filled in
