@@ -17,7 +17,7 @@ const (
 	ControlStreamDefault    = "C2_CTL"
 	DeadLetterStreamDefault = "C2_DLQ"
 	BlobBucketDefault       = "C2_BLOBS"
-	AckWaitDefault          = 60 * time.Second
+	AckWaitDefault          = 15 * time.Second
 	MaxDeliverDefault       = 5
 	NakDelayDefault         = 5 * time.Second
 	DuplicateWindowDefault  = 30 * time.Minute
@@ -56,7 +56,10 @@ type Config struct {
 	// Default 1.
 	Replicas int
 	// AckWait is how long a delivered task may go without an ack or an
-	// InProgress heartbeat before it is redelivered. Default 60 s.
+	// InProgress heartbeat before it is redelivered: a live worker
+	// heartbeats every AckWait/4 however long it proves, so AckWait bounds
+	// how long a crashed worker's partition waits before another worker
+	// gets it. Default 15 s.
 	AckWait time.Duration
 	// MaxDeliver is how many times a task is delivered before it becomes a
 	// dead letter. Default 5.

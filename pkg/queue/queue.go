@@ -112,6 +112,18 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
+// Reachable checks that JetStream answers (a round trip to the server's
+// account info); nil when it does.
+func (q *Queue) Reachable(ctx context.Context) error {
+	if st := q.nc.Status(); st != nats.CONNECTED {
+		return fmt.Errorf("queue: NATS connection %s", st)
+	}
+	if _, err := q.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("queue: JetStream: %w", err)
+	}
+	return nil
+}
+
 // Config returns the effective configuration (defaults filled in).
 func (q *Queue) Config() Config { return q.cfg }
 
@@ -162,6 +174,41 @@ func (q *Queue) Publish(ctx context.Context, t *c2clusterv1.PartitionTask) (Publ
 	}
 	span.SetAttributes(attribute.Int64("messaging.message.stream_seq", int64(ack.Sequence)), attribute.Bool("duplicate", ack.Duplicate))
 	return Published{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+}
+
+// Republish puts a lost task (one no longer in the stream, its partition
+// unproved) on the queue again, with Nats-Msg-Id "<job>.<partition>.w<key>"
+// so that the stream does not take it for a duplicate of the lost one;
+// the same key deduplicates a retried republish.
+func (q *Queue) Republish(ctx context.Context, t *c2clusterv1.PartitionTask, key string) (Published, error) {
+	if !q.cfg.HasLane(t.GetLane()) {
+		return Published{}, fmt.Errorf("%w: lane %q is not configured (lanes %v)", ErrBadTask, t.GetLane(), q.cfg.Lanes)
+	}
+	data, err := EncodeTask(t)
+	if err != nil {
+		return Published{}, err
+	}
+	msg := &nats.Msg{Subject: q.Subject(t.Shape, t.Lane), Header: nats.Header{}, Data: data}
+	telemetry.InjectNATS(ctx, msg.Header)
+	id := MsgID(t.JobId, t.Partition) + ".w" + key
+	ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(q.cfg.Stream))
+	if err != nil {
+		return Published{}, fmt.Errorf("queue: republish %s: %w", id, err)
+	}
+	return Published{Seq: ack.Sequence, Duplicate: ack.Duplicate}, nil
+}
+
+// HasTask reports whether the stream still holds the task at seq (waiting
+// or delivered and not yet acked).
+func (q *Queue) HasTask(ctx context.Context, seq uint64) (bool, error) {
+	_, err := q.parts.GetMsg(ctx, seq)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrMsgNotFound) || isNotFoundAPI(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("queue: read task seq %d: %w", seq, err)
 }
 
 // DeleteTasks removes pending tasks by stream sequence (a cancelled job's).

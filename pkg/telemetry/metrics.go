@@ -63,6 +63,12 @@ type Metrics struct {
 	// VRAMBytes is device memory by device and kind ("used", "reserved",
 	// "budget").
 	VRAMBytes *prometheus.GaugeVec
+	// DependencyUp is 1 while the process reaches a dependency ("redis",
+	// "nats") and 0 while it does not (set through Dependencies).
+	DependencyUp *prometheus.GaugeVec
+	// RepairsTotal counts what the coordinator's watchdog repaired, by
+	// kind ("republished", "reproved").
+	RepairsTotal *prometheus.CounterVec
 
 	queueMu     sync.Mutex
 	queueSeries map[QueueKey]struct{} // every c2_queue_depth series made so far
@@ -138,9 +144,15 @@ func NewMetrics() *Metrics {
 		VRAMBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "c2", Name: "vram_bytes", Help: "Device memory by device and kind (used, reserved, budget).",
 		}, []string{"device", "kind"}),
+		DependencyUp: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "c2", Name: "dependency_up", Help: "1 while this process reaches the dependency (redis, nats), 0 while it does not.",
+		}, []string{"dependency"}),
+		RepairsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "watchdog_repairs_total", Help: "Partitions the coordinator's watchdog repaired, by kind (republished, reproved).",
+		}, []string{"kind"}),
 	}
 	reg.MustRegister(m.QueueDepth, m.PartitionsInFlight, m.StageSeconds, m.LockWaitSeconds, m.DeviceBusySeconds,
-		m.ProofsTotal, m.FailuresTotal, m.SubmitsTotal, m.SRSResidentBytes, m.VRAMBytes)
+		m.ProofsTotal, m.FailuresTotal, m.SubmitsTotal, m.SRSResidentBytes, m.VRAMBytes, m.DependencyUp, m.RepairsTotal)
 	return m
 }
 

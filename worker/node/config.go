@@ -107,6 +107,10 @@ type Config struct {
 	// RetryDelay is the redelivery delay after a transient failure.
 	// Default 0: the queue's NakDelay.
 	RetryDelay time.Duration `yaml:"retry_delay"`
+	// OutageHold is how long a slot holds its partition while Redis or
+	// NATS is unreachable (the lease kept alive, no delivery spent) before
+	// it hands the partition back as a transient failure. Default 30 min.
+	OutageHold time.Duration `yaml:"outage_hold"`
 	// InputCache is how many jobs' parsed C1 outputs are kept, so the
 	// partitions of one job download and parse it once. Default 4.
 	InputCache int `yaml:"input_cache"`
@@ -174,6 +178,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.InputCache == 0 {
 		c.InputCache = InputCacheDefault
+	}
+	if c.OutageHold <= 0 {
+		c.OutageHold = OutageHoldDefault
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -13,6 +13,7 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
 )
 
 // Node is a worker. Create it with New, run it with Start, end it with Stop.
@@ -34,6 +35,7 @@ type Node struct {
 	hbStop    context.CancelFunc
 	hbDone    chan struct{}
 	trust     trustState // trust.go
+	deps      *telemetry.Dependencies
 }
 
 // slotRunner is one slot: a queue Slot feeding a prover Slot.
@@ -87,7 +89,8 @@ func New(ctx context.Context, cfg Config, q *queue.Queue, store *jobstore.Store)
 		return nil, err
 	}
 	return &Node{cfg: cfg, q: q, store: store, log: cfg.Logger, prover: p,
-		inputs: newInputCache(cfg.InputCache), current: map[string]string{}}, nil
+		inputs: newInputCache(cfg.InputCache), current: map[string]string{},
+		deps: telemetry.NewDependencies(cfg.Metrics, cfg.Logger, telemetry.DepRedis, telemetry.DepNATS)}, nil
 }
 
 // ID is the worker's id.
@@ -285,7 +288,14 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := n.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			err := n.heartbeat(ctx)
+			switch {
+			case ctx.Err() != nil:
+			case err == nil:
+				n.deps.Set(telemetry.DepRedis, true, nil, "")
+			case n.reachable(ctx, n.redis()):
+				// Redis answers: the heartbeat's own failure (an outage is
+				// logged once, by reachable).
 				n.log.Warn("worker: heartbeat failed", "err", err)
 			}
 		}

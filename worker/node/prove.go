@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep/c1"
 	"github.com/c2cluster/c2cluster/pkg/porep/circuit"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -128,7 +129,8 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 
 	// The task must be the one the coordinator published for its job: a
 	// forged or corrupt one is rejected without touching the job.
-	j, err := n.store.Get(ctx, t.JobId)
+	var j *jobstore.Job
+	err := n.ride(ctx, n.redis(), func(ctx context.Context) (err error) { j, err = n.store.Get(ctx, t.JobId); return err })
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
 		log.WarnContext(ctx, "worker: the task's job does not exist (expired?); dropping it")
@@ -142,7 +144,12 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 	if err := n.trustGate(ctx, t); err != nil { // excluded or quarantined: hand it back (trust.go)
 		return err
 	}
-	outcome, state, err := n.store.Begin(ctx, t.JobId, t.Partition, d.Attempt, n.cfg.ID)
+	var outcome jobstore.BeginOutcome
+	var state jobstore.State
+	err = n.ride(ctx, n.redis(), func(ctx context.Context) (err error) {
+		outcome, state, err = n.store.Begin(ctx, t.JobId, t.Partition, d.Attempt, n.cfg.ID)
+		return err
+	})
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
 		log.WarnContext(ctx, "worker: the task's job does not exist (expired?); dropping it")
@@ -172,7 +179,8 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 		return err
 	}
 	start := time.Now()
-	out, err := n.inputs.get(ctx, n.q, t)
+	var out *c1.Output
+	err = n.ride(ctx, n.nats(), func(ctx context.Context) (err error) { out, err = n.inputs.get(ctx, n.q, t); return err })
 	if err != nil {
 		return err
 	}
@@ -218,7 +226,13 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 	if err != nil {
 		return fmt.Errorf("encode proof: %w", err)
 	}
-	res, err := n.store.Complete(ctx, t.JobId, t.Partition, d.Attempt, pb, tm, n.cfg.ID)
+	// A proof finished during a Redis outage is kept (the partition held)
+	// and recorded when Redis answers again.
+	var res jobstore.CompleteResult
+	err = n.ride(ctx, n.redis(), func(ctx context.Context) (err error) {
+		res, err = n.store.Complete(ctx, t.JobId, t.Partition, d.Attempt, pb, tm, n.cfg.ID)
+		return err
+	})
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
 		log.WarnContext(ctx, "worker: the job disappeared before its result was recorded")
@@ -237,7 +251,7 @@ func (n *Node) prove(ctx context.Context, log *slog.Logger, sr *slotRunner, d *q
 		log.InfoContext(ctx, "worker: partition result not recorded", slog.String("outcome", string(res.Outcome)))
 	}
 	if res.State == jobstore.StateAssembling {
-		if err := n.q.RequestAssemblyOf(ctx, t); err != nil {
+		if err := n.ride(ctx, n.nats(), func(ctx context.Context) error { return n.q.RequestAssemblyOf(ctx, t) }); err != nil {
 			return err // redelivered: Begin says already_done and asks again
 		}
 	}
@@ -253,7 +267,8 @@ func (n *Node) hook(ctx context.Context, stage string, d *queue.Delivery) error 
 
 // checkOpen is the cancel check at a stage boundary.
 func (n *Node) checkOpen(ctx context.Context, job string) error {
-	state, err := n.store.JobState(ctx, job)
+	var state jobstore.State
+	err := n.ride(ctx, n.redis(), func(ctx context.Context) (err error) { state, err = n.store.JobState(ctx, job); return err })
 	switch {
 	case errors.Is(err, jobstore.ErrNotFound):
 		return errJobClosed
