@@ -46,6 +46,9 @@ type Config struct {
 	DepthInterval time.Duration
 	// Loop tunes the assembler and dead-letter loops.
 	Loop queue.LoopConfig
+	// Watchdog tunes the reconciliation of open jobs with the stream and
+	// the dependency checks (watchdog.go).
+	Watchdog WatchdogConfig
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Metrics; default a fresh telemetry.NewMetrics().
@@ -92,6 +95,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Metrics == nil {
 		c.Metrics = telemetry.NewMetrics()
 	}
+	c.Watchdog = c.Watchdog.withDefaults()
 	return c, nil
 }
 
@@ -107,6 +111,7 @@ type Server struct {
 	trust trustState
 	// limiter holds each identity's submit rate bucket.
 	limiter *auth.RateLimiter
+	wd      watchdogState // watchdog.go
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc
@@ -145,13 +150,7 @@ func (s *Server) Mux() *http.ServeMux {
 	path, h := s.Handler()
 	mux.Handle(path, s.bodyLimits(h))
 	mux.Handle("/metrics", s.cfg.Metrics.Handler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.store.Client().Ping(r.Context()).Err(); err != nil {
-			http.Error(w, "redis: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("/healthz", s.healthz) // 503 naming Redis or NATS when either is down (watchdog.go)
 	return mux
 }
 
@@ -184,6 +183,8 @@ func (s *Server) Start(ctx context.Context) error {
 	s.goLoop("dead letters", func() error { return s.q.RunDeadLetters(ctx, s.cfg.Loop, s.deadLetter) })
 	s.goLoop("queue depth", func() error { s.refreshDepth(ctx); return nil })
 	s.goLoop("worker keys", func() error { s.runKeyCheck(ctx); return nil })
+	s.goLoop("dependencies", func() error { s.runDependencies(ctx); return nil })
+	s.goLoop("watchdog", func() error { s.runWatchdog(ctx); return nil })
 	return nil
 }
 
