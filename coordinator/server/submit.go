@@ -93,17 +93,9 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 		return nil, connect.NewError(connect.CodeInvalidArgument, fmt.Errorf("idempotency_key of %d bytes exceeds %d", len(req.IdempotencyKey), jobstore.MaxIdemKeyLen))
 	}
 
-	// A resubmission with a known key returns the first job at once. Keys
-	// are the submitting identity's own.
+	// Keys are the submitting identity's own.
 	idem := idempotencyKey(ctx, req.IdempotencyKey)
 	jobID := NewJobID()
-	if idem != "" {
-		if prev, err := s.lookupIdempotent(ctx, idem); err != nil {
-			return nil, err
-		} else if prev != nil {
-			return prev, nil
-		}
-	}
 
 	// lotus-bench's Commit2In envelope: the C1 output inside is what is
 	// stored and proved; its sector number and miner join the request's.
@@ -119,6 +111,21 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 	sector, err := sectorOf(req.GetSector(), env)
 	if err != nil {
 		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+
+	// A resubmission of the same request with a known key returns its job
+	// at once; another request with the key is refused (idempotency.go).
+	digest := requestDigest(c1doc, lane, sector)
+	var rebind *jobstore.Binding
+	if idem != "" {
+		prev, old, err := s.lookupIdempotent(ctx, idem, digest)
+		if err != nil {
+			return nil, err
+		}
+		if prev != nil {
+			return prev, nil
+		}
+		rebind = old
 	}
 
 	insp, err := s.ps.Inspect(ctx, c1doc, req.VerifyVanilla || s.cfg.VerifyVanilla)
@@ -156,15 +163,24 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 
 	deduplicated := false
 	if idem != "" {
-		bound, first, err := s.store.ClaimIdempotencyKey(ctx, idem, jobID)
+		var bound jobstore.Binding
+		var first bool
+		if rebind != nil { // the key's job failed or was cancelled
+			bound, first, err = s.store.RebindIdempotencyKey(ctx, idem, *rebind, jobID, digest)
+		} else {
+			bound, first, err = s.store.ClaimIdempotencyKey(ctx, idem, jobID, digest)
+		}
 		if err != nil {
 			return nil, connect.NewError(connect.CodeUnavailable, err)
 		}
 		if !first {
-			// Lost a race with a concurrent submission of the same key, or
-			// finishing one whose coordinator died: continue as that job;
-			// every step below is idempotent.
-			jobID, deduplicated = bound, true
+			if bound.Digest != "" && bound.Digest != digest {
+				return nil, keyTaken(bound.JobID)
+			}
+			// Lost a race with a concurrent submission of the same request,
+			// or finishing one whose coordinator died: continue as that
+			// job; every step below is idempotent.
+			jobID, deduplicated = bound.JobID, true
 		}
 	}
 
@@ -209,30 +225,6 @@ func (s *Server) submit(ctx context.Context, req *c2clusterv1.SubmitRequest) (_ 
 	s.log.InfoContext(ctx, "coordinator: job accepted", telemetry.LogJob(jobID), slog.String("shape", existing.Shape),
 		slog.Int("partitions", existing.Partitions), slog.String("lane", existing.Lane), slog.Bool("deduplicated", deduplicated))
 	return &c2clusterv1.SubmitResponse{JobId: jobID, Deduplicated: deduplicated, Shape: existing.Shape, Partitions: uint32(existing.Partitions)}, nil
-}
-
-// lookupIdempotent returns the response of the job bound to key when that
-// job's submission is complete.
-func (s *Server) lookupIdempotent(ctx context.Context, key string) (*c2clusterv1.SubmitResponse, error) {
-	bound, ok, err := s.store.IdempotentJob(ctx, key)
-	if err != nil {
-		return nil, connect.NewError(connect.CodeUnavailable, err)
-	}
-	if !ok {
-		return nil, nil
-	}
-	j, err := s.store.Get(ctx, bound)
-	if errors.Is(err, jobstore.ErrNotFound) {
-		return nil, nil // bound but not created: this submission finishes it
-	}
-	if err != nil {
-		return nil, connect.NewError(connect.CodeUnavailable, err)
-	}
-	if j.Published < j.Partitions && !j.State.Terminal() {
-		return nil, nil // half-published: this submission finishes it
-	}
-	s.cfg.Metrics.SubmitsTotal.WithLabelValues("deduplicated").Inc()
-	return &c2clusterv1.SubmitResponse{JobId: j.ID, Deduplicated: true, Shape: j.Shape, Partitions: uint32(j.Partitions)}, nil
 }
 
 // publish puts every partition task of j on the queue (duplicates are

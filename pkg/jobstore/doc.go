@@ -13,7 +13,7 @@
 //	<prefix>:{<job>}:notify    pub/sub channel: "something changed" hint
 //	<prefix>:{<job>}:provers   hash: partition → worker of the recorded proof
 //	<prefix>:{<job>}:bad       hash: partition → proofs that failed verification
-//	<prefix>:idem:{<sha256>}   string: idempotency key → job id (SET NX)
+//	<prefix>:idem:{<sha256>}   string: idempotency key → job id, request digest (SET NX)
 //	<prefix>:jobs              sorted set: job ids by creation time (ListJobs)
 //	<prefix>:owner:<name>:open sorted set: an API identity's job ids, pruned
 //	                           of finished ones when counted (OpenJobs)

@@ -110,47 +110,6 @@ func checkID(id string) error {
 	return nil
 }
 
-// ClaimIdempotencyKey binds key to jobID unless it is bound already (SET
-// NX, with the job TTL). It returns the bound job id and whether this call
-// bound it. A caller that finds another id resubmits as that job: every
-// later step of a submission is idempotent, so it may finish a submission
-// whose coordinator died half-way.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, key, jobID string) (string, bool, error) {
-	if key == "" || len(key) > MaxIdemKeyLen {
-		return "", false, fmt.Errorf("%w: idempotency key must have 1..%d bytes", ErrInvalid, MaxIdemKeyLen)
-	}
-	if err := checkID(jobID); err != nil {
-		return "", false, err
-	}
-	ok, err := s.rdb.SetNX(ctx, s.idemKey(key), jobID, s.cfg.JobTTL).Result()
-	if err != nil {
-		return "", false, fmt.Errorf("jobstore: claim idempotency key: %w", err)
-	}
-	if ok {
-		return jobID, true, nil
-	}
-	got, bound, err := s.IdempotentJob(ctx, key)
-	if err != nil {
-		return "", false, err
-	}
-	if !bound { // expired in between: claim again
-		return s.ClaimIdempotencyKey(ctx, key, jobID)
-	}
-	return got, false, nil
-}
-
-// IdempotentJob returns the job id bound to an idempotency key, if any.
-func (s *Store) IdempotentJob(ctx context.Context, key string) (string, bool, error) {
-	id, err := s.rdb.Get(ctx, s.idemKey(key)).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("jobstore: read idempotency key: %w", err)
-	}
-	return id, true, nil
-}
-
 // Create records a new job in state queued. It returns false (and no
 // error) when the job exists already.
 func (s *Store) Create(ctx context.Context, j NewJob) (bool, error) {
