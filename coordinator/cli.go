@@ -56,6 +56,7 @@ type submitFlags struct {
 	sector   sectorFlags
 	out      string
 	wait     bool
+	verify   verifyFlags
 }
 
 func parseSubmit(name string, args []string, stderr io.Writer, wait bool) (*submitFlags, error) {
@@ -69,6 +70,7 @@ func parseSubmit(name string, args []string, stderr io.Writer, wait bool) (*subm
 	fs.BoolVar(&f.vanilla, "verify-vanilla", false, "ask the coordinator to check the vanilla proofs first")
 	f.sector.register(fs, "the sector's miner (f01000, t01000 or the actor id); with -sector the coordinator checks the C1 output's replica id against them")
 	fs.StringVar(&f.out, "out", "", "write the proof's bytes here (default: hex on stdout)")
+	f.verify.register(fs)
 	if !wait {
 		fs.BoolVar(&f.wait, "wait", false, "wait for the proof, with progress")
 	}
@@ -78,6 +80,9 @@ func parseSubmit(name string, args []string, stderr io.Writer, wait bool) (*subm
 	if f.c1File == "" {
 		fs.Usage()
 		return nil, fmt.Errorf("%w: -c1 is required", exitCode(2))
+	}
+	if err := f.verify.valid(); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -197,12 +202,14 @@ func submitAndMaybeWait(ctx context.Context, f *submitFlags, stdout, stderr io.W
 		fmt.Fprintln(stdout, sub.JobId)
 		return nil
 	}
-	return watchAndWrite(ctx, c, sub.JobId, f.out, stdout, stderr)
+	return watchAndWrite(ctx, c, sub.JobId, f.out, stdout, stderr, func(st *c2clusterv1.JobStatus) error {
+		return f.verify.check(ctx, req.C1Json, st, stderr)
+	})
 }
 
 // watchAndWrite shows progress lines on stderr until the job ends, then
-// writes the proof.
-func watchAndWrite(ctx context.Context, c *client.Client, job, out string, stdout, stderr io.Writer) error {
+// checks the proof (check: verifyFlags.check) and writes it.
+func watchAndWrite(ctx context.Context, c *client.Client, job, out string, stdout, stderr io.Writer, check func(*c2clusterv1.JobStatus) error) error {
 	st, err := c.Watch(ctx, job, func(j *c2clusterv1.JobStatus) {
 		fmt.Fprintln(stderr, client.ProgressLine(j))
 	})
@@ -214,6 +221,9 @@ func watchAndWrite(ctx context.Context, c *client.Client, job, out string, stdou
 		t.GetQueueWaitMs(), t.GetSynthesisMs(), t.GetProveMs(), t.GetLockWaitMs(), t.GetVerifyMs(), t.GetAssembleMs(), t.GetTotalMs())
 	if st.TraceId != "" {
 		fmt.Fprintf(stderr, "trace id: %s\n", st.TraceId)
+	}
+	if err := check(st); err != nil {
+		return err
 	}
 	if out != "" {
 		if err := os.WriteFile(out, st.Proof, 0o644); err != nil {
@@ -232,11 +242,24 @@ func runAwait(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	cf.register(fs)
 	out := fs.String("out", "", "write the proof's bytes here (default: hex on stdout)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (0: never)")
+	c1File := fs.String("c1", "", "the C1 output (or Commit2In envelope) the job was submitted with: the returned proof is checked against it before it is written")
+	var vf verifyFlags
+	vf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return fmt.Errorf("%w: usage: coordinator await [flags] JOB", exitCode(2))
+	}
+	if err := vf.valid(); err != nil {
+		return err
+	}
+	var doc []byte
+	if *c1File != "" {
+		var err error
+		if doc, err = readC1File(*c1File); err != nil {
+			return err
+		}
 	}
 	if *timeout > 0 {
 		var cancel context.CancelFunc
@@ -247,7 +270,9 @@ func runAwait(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	return watchAndWrite(ctx, c, fs.Arg(0), *out, stdout, stderr)
+	return watchAndWrite(ctx, c, fs.Arg(0), *out, stdout, stderr, func(st *c2clusterv1.JobStatus) error {
+		return vf.check(ctx, doc, st, stderr)
+	})
 }
 
 func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -282,8 +307,15 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for _, r := range w.Resident {
 			resident = append(resident, r.Shape+"@"+r.Residency)
 		}
+		if w.HeartbeatUnixMs == 0 { // quarantined, no longer registered
+			fmt.Fprintf(stdout, "  %s\n", workerLine(w))
+			continue
+		}
 		fmt.Fprintf(stdout, "  %s host %s devices %v slots %d resident %v current %v (heartbeat %s ago)\n", w.Id, w.Host, w.Devices, w.Slots,
 			resident, w.Current, time.Since(time.UnixMilli(w.HeartbeatUnixMs)).Round(time.Second))
+		if q := w.Quarantine; q != nil {
+			fmt.Fprintf(stdout, "    QUARANTINED by %s: %s (coordinator workers release %s)\n", q.By, q.Reason, w.Id)
+		}
 	}
 	fmt.Fprintln(stdout, "queue:")
 	if len(res.Queue) == 0 {

@@ -48,6 +48,7 @@ var commands = map[string]command{
 	"status":  {"show a job, the workers and the queue depth", runStatus},
 	"cancel":  {"cancel a job", runCancel},
 	"list":    {"list recent jobs", runList},
+	"workers": {"list workers with their keys and quarantine; quarantine ID or release ID", runWorkers},
 	"seal":    {"seal a sector (or -sparse: a benchmark input of any shape) and write its C1 JSON", runSeal},
 	"circuit": {"print a shape's partition circuit (counts, densities, R1CS hash) without proving; -dump writes it whole", runCircuit},
 	"verify":  {"check a sealed sector's final C2 proof as Filecoin's verify_seal does", runVerify},
