@@ -44,10 +44,11 @@ type serveConfig struct {
 	verifyVanilla   bool
 	ackWait         time.Duration
 	maxDeliver      int
+	trust           server.TrustConfig
 	shutdownTimeout time.Duration
-	security        securityConfig
 	bodyTimeout     time.Duration
 	conn            connSettings
+	security        securityConfig
 }
 
 func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
@@ -87,15 +88,18 @@ func parseServe(args []string, stderr io.Writer) (*serveConfig, error) {
 		return nil, fmt.Errorf("C2_MAX_DELIVER: %w", err)
 	}
 	fs.IntVar(&c.maxDeliver, "max-deliver", maxDeliver, "deliveries of a partition before it is a dead letter and fails its job ($C2_MAX_DELIVER)")
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
-	if err := c.security.register(fs); err != nil {
+	if err := registerTrustFlags(fs, &c.trust); err != nil {
 		return nil, err
 	}
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may finish on SIGTERM")
 	bodyTimeout, err := time.ParseDuration(envOr("C2_BODY_TIMEOUT", server.BodyTimeoutDefault.String()))
 	if err != nil {
 		return nil, fmt.Errorf("C2_BODY_TIMEOUT: %w", err)
 	}
 	fs.DurationVar(&c.bodyTimeout, "body-timeout", bodyTimeout, "how long an API request's body may take to arrive, from the request's start; 0: no limit ($C2_BODY_TIMEOUT)")
+	if err := c.security.register(fs); err != nil {
+		return nil, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -173,7 +177,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if st, err := os.Stat(cfg.paramsDir); err != nil || !st.IsDir() {
 		log.Warn("coordinator: params dir missing: every submit will be refused until <shape>.vk files are there", slog.String("dir", cfg.paramsDir))
 	}
-	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log,
+	srv, err := server.New(server.Config{MaxC1Bytes: cfg.maxC1Bytes, BodyTimeout: cfg.bodyTimeout, VerifyVanilla: cfg.verifyVanilla, Logger: log, Trust: cfg.trust,
 		Auth: sec.auth, Limits: cfg.security.limits()}, q, store,
 		&server.PoRep{ParamsDir: cfg.paramsDir, OfficialDir: cfg.officialDir, MaxC1Bytes: cfg.maxC1Bytes})
 	if err != nil {
