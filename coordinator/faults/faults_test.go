@@ -1,0 +1,138 @@
+package faults_test
+
+import (
+	"os"
+
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/coordinator/server"
+
+	"github.com/c2cluster/c2cluster/pkg/jobstore"
+	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
+	"github.com/c2cluster/c2cluster/pkg/queue"
+	"github.com/c2cluster/c2cluster/pkg/telemetry"
+)
+
+// submitMany submits n sealed C1 outputs (seeds from seed on) and returns
+// them by job id, with the ids in submission order.
+func (c *cluster) submitMany(n int, seed uint64) (map[string][]byte, []string) {
+	c.t.Helper()
+	docs := map[string][]byte{}
+	var ids []string
+	for i := range n {
+		doc := poreptest.SealedC1(c.t, testShape, seed+uint64(i))
+		id := c.submit(doc)
+		docs[id] = doc
+		ids = append(ids, id)
+	}
+	return docs, ids
+}
+
+func (c *cluster) doneCount(ids []string) int {
+	n := 0
+	for _, id := range ids {
+		if st, err := c.store.JobState(c.ctx, id); err == nil && st == jobstore.StateDone {
+			n++
+		}
+	}
+	return n
+}
+
+// A Redis outage (the server SIGKILLed, started again after the outage on
+// the same port from its append-only file) in the middle of a 20-job run:
+// workers hold their partitions (no delivery spent), keep proofs finished
+// meanwhile and record them when Redis is back; the coordinator answers
+// /healthz 503 naming Redis and sets c2_dependency_up{dependency="redis"}
+// to 0 meanwhile; every job ends done with a verified proof. The outage
+// lasts 60 s, 5 min with C2_FAULTS_LONG=1.
+func TestRedisOutageDuringTwentyJobs(t *testing.T) {
+	outage := 60 * time.Second
+	if os.Getenv("C2_FAULTS_LONG") == "1" {
+		outage = 5 * time.Minute
+	}
+	c := newCluster(t, queue.Config{}, server.WatchdogConfig{Interval: time.Second})
+	docs, ids := c.submitMany(20, 1000)
+	a := c.startWorker("w-a", "")
+	b := c.startWorker("w-b", "")
+	waitFor(t, "a few jobs to finish", 3*time.Minute, func() bool { return c.doneCount(ids) >= 2 })
+	before := c.doneCount(ids)
+	require.Less(t, before, len(ids), "the outage must come while jobs are in flight")
+
+	c.redis.kill()
+	down := time.Now()
+	waitFor(t, "/healthz to answer 503 naming redis", 20*time.Second, func() bool {
+		code, body := c.healthz()
+		return code == 503 && strings.Contains(body, "redis")
+	})
+	require.Equal(t, 0.0, c.dependencyUp(telemetry.DepRedis))
+	require.Equal(t, 1.0, c.dependencyUp(telemetry.DepNATS))
+	time.Sleep(outage - time.Since(down)) // the outage itself
+	c.redis.start()
+	t.Logf("Redis down for %v with %d/%d jobs done", time.Since(down).Round(time.Second), before, len(ids))
+
+	st := c.settled(ids, 4*time.Minute)
+	c.requireOutcome(docs, st)
+	code, body := c.healthz()
+	require.Equal(t, 200, code, body)
+	require.Equal(t, 1.0, c.dependencyUp(telemetry.DepRedis))
+	for _, w := range []*workerProc{a, b} {
+		n := strings.Count(w.out.String(), "redis is unreachable")
+		require.GreaterOrEqual(t, n, 1, "worker %s says Redis is down", w.id)
+		require.LessOrEqual(t, n, 3, "worker %s says so once per outage, not once per retry", w.id)
+	}
+	require.LessOrEqual(t, gaugeValue(t, c.srv.Metrics(), "c2_failures_total", "reason", "max_deliver"), 0.0,
+		"no partition ran out of deliveries")
+}
+
+// A worker SIGKILLed in the middle of a partition: the partition goes back
+// to the queue when its lease (AckWait, default 15 s, kept alive by the
+// dead worker's heartbeats no longer) runs out, another worker proves it,
+// the job is done.
+func TestKilledWorkerPartitionBackWithinSeconds(t *testing.T) {
+	c := newCluster(t, queue.Config{}, server.WatchdogConfig{Interval: time.Second})
+	docs, ids := c.submitMany(1, 2000)
+	victim := c.startWorker("w-victim", "block:"+"prove")
+	var held string
+	waitFor(t, "the victim to hold a partition", time.Minute, func() bool {
+		if w := c.registered("w-victim"); w != nil && len(w.Current) == 1 {
+			held = w.Current[0]
+			return true
+		}
+		return false
+	})
+	_, part, err := queue.ParseMsgID(held)
+	require.NoError(t, err)
+	require.NoError(t, victim.cmd.Process.Signal(syscall.SIGKILL))
+	<-victim.done
+	killed := time.Now()
+	c.startWorker("w-rescuer", "")
+	waitFor(t, "the partition to be delivered again", 2*c.qcfg.AckWait, func() bool {
+		a, err := c.store.Attempt(c.ctx, ids[0], part)
+		return err == nil && a >= 2
+	})
+	back := time.Since(killed)
+	t.Logf("partition %d back to a worker %v after the SIGKILL (AckWait %v)", part, back.Round(100*time.Millisecond), c.qcfg.AckWait)
+	require.LessOrEqual(t, back, c.qcfg.AckWait+5*time.Second)
+	c.requireOutcome(docs, c.settled(ids, 2*time.Minute))
+}
+
+// Tasks purged from the stream (an operator's purge, or MaxAge) leave
+// their job queued: the coordinator's watchdog publishes them again and the
+// job is done.
+func TestPurgedTasksRecoveredByWatchdog(t *testing.T) {
+	c := newCluster(t, queue.Config{}, server.WatchdogConfig{Interval: 300 * time.Millisecond, Grace: time.Second})
+	docs, ids := c.submitMany(1, 3000)
+	s, err := c.q.JetStream().Stream(c.ctx, c.qcfg.Stream)
+	require.NoError(t, err)
+	require.NoError(t, s.Purge(c.ctx))
+	c.startWorker("w-a", "")
+	st := c.settled(ids, 2*time.Minute)
+	c.requireOutcome(docs, st)
+	require.Equal(t, 2.0, gaugeValue(t, c.srv.Metrics(), "c2_watchdog_repairs_total", "kind", "republished"),
+		"both partitions republished once")
+}
