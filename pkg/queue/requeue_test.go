@@ -19,7 +19,12 @@ func TestTaskMsgIDOfRequeuedTask(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "job-1", job)
 	require.Equal(t, uint32(3), p)
-	for _, bad := range []string{"job-1.r2", "job-1.3.rx", "a.b.3.r1", "job-1.3.r"} {
+	// The watchdog's republished task (Republish: ".w<key>") parses too.
+	job, p, err = ParseMsgID(MsgID("job-1", 3) + ".w1733390000123")
+	require.NoError(t, err)
+	require.Equal(t, "job-1", job)
+	require.Equal(t, uint32(3), p)
+	for _, bad := range []string{"job-1.r2", "job-1.3.rx", "a.b.3.r1", "job-1.3.r", "job-1.3.w", "job-1.3.wx", "a.b.3.w1"} {
 		_, _, err := ParseMsgID(bad)
 		require.Error(t, err, bad)
 	}

@@ -109,11 +109,21 @@ func TaskMsgID(t *c2clusterv1.PartitionTask) string {
 	return id
 }
 
-// ParseMsgID splits a MsgID or a TaskMsgID (the round is dropped).
+// ParseMsgID splits a MsgID, a TaskMsgID (the round, ".r<round>", is
+// dropped) or a Republish id (the watchdog's ".w<key>", dropped too).
 func ParseMsgID(id string) (jobID string, partition uint32, err error) {
-	if i := strings.LastIndex(id, ".r"); i > 0 && strings.Count(id, ".") == 2 {
-		if _, err := strconv.ParseUint(id[i+2:], 10, 32); err == nil {
-			id = id[:i]
+	if strings.Count(id, ".") == 2 {
+		i := strings.LastIndexByte(id, '.')
+		suffix := id[i+1:]
+		switch {
+		case strings.HasPrefix(suffix, "r"):
+			if _, err := strconv.ParseUint(suffix[1:], 10, 32); err == nil {
+				id = id[:i]
+			}
+		case strings.HasPrefix(suffix, "w"):
+			if _, err := strconv.ParseUint(suffix[1:], 10, 64); err == nil {
+				id = id[:i]
+			}
 		}
 	}
 	i := strings.LastIndexByte(id, '.')
