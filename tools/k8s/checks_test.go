@@ -557,7 +557,7 @@ var coordinatorKeys = map[string][2]string{
 var coordinatorDefaults = map[string]string{
 	"listen": "127.0.0.1:8080", "nats": "nats://127.0.0.1:4222", "redis": "127.0.0.1:6379",
 	"redis_prefix": "c2", "params_dir": "params", "official_params_dir": "/var/tmp/filecoin-proof-parameters",
-	"ack_wait": "1m", "max_deliver": "5", "shutdown_timeout": "15s",
+	"ack_wait": "15s", "max_deliver": "5", "shutdown_timeout": "15s",
 }
 
 func (s *settings) coordinator(key string) string {
