@@ -108,7 +108,6 @@ type Server struct {
 	ps    ProofSystem
 	log   *slog.Logger
 	api   apiLimits
-	trust trustState
 	// limiter holds each identity's submit rate bucket.
 	limiter *auth.RateLimiter
 	wd      watchdogState // watchdog.go

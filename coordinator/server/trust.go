@@ -7,11 +7,9 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep"
@@ -70,33 +68,6 @@ type KeyFingerprinter interface {
 	KeyFingerprint(ctx context.Context, shape string) (fingerprint, file string, err error)
 }
 
-// trustState holds the trust metrics, registered on first use.
-type trustState struct {
-	once        sync.Once
-	quarantined prometheus.Gauge
-	badProofs   *prometheus.CounterVec
-	requeued    *prometheus.CounterVec
-}
-
-func (s *Server) trustMetrics() *trustState {
-	t := &s.trust
-	t.once.Do(func() {
-		t.quarantined = prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "c2", Name: "workers_quarantined",
-			Help: "Workers quarantined: they take no work until an operator releases them."})
-		t.badProofs = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "c2", Name: "bad_partition_proofs_total",
-			Help: "Partition proofs that failed the coordinator's verification at assembly, by shape."}, []string{"shape"})
-		t.requeued = prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "c2", Name: "partitions_requeued_total",
-			Help: "Partitions re-queued because their proof failed verification, by shape."}, []string{"shape"})
-		reg := s.cfg.Metrics.Registry
-		for _, c := range []prometheus.Collector{t.quarantined, t.badProofs, t.requeued} {
-			if err := reg.Register(c); err != nil {
-				s.log.Warn("coordinator: registering a trust metric", slog.Any("err", err))
-			}
-		}
-	})
-	return t
-}
-
 // rejectPartitions handles an assembling job whose listed partition proofs
 // fail verification: they are re-queued (the workers that made them
 // excluded) unless one has reached the bound of bad proofs, which fails the
@@ -114,9 +85,9 @@ func (s *Server) rejectPartitions(ctx context.Context, j *jobstore.Job, pe *Part
 	if res.Outcome == jobstore.NotAssembling {
 		return nil
 	}
-	tm := s.trustMetrics()
+	tm := s.cfg.Metrics
 	for _, rp := range res.Partitions {
-		tm.badProofs.WithLabelValues(j.Shape).Inc()
+		tm.BadPartitionProofs.WithLabelValues(j.Shape).Inc()
 		worker := rp.Worker
 		if worker == "" {
 			worker = "an unknown worker"
@@ -147,7 +118,7 @@ func (s *Server) rejectPartitions(ctx context.Context, j *jobstore.Job, pe *Part
 		}
 		return s.failJob(ctx, j, "bad_proofs", strings.Join(parts, "; "))
 	}
-	tm.requeued.WithLabelValues(j.Shape).Add(float64(len(res.Partitions)))
+	tm.PartitionsRequeued.WithLabelValues(j.Shape).Add(float64(len(res.Partitions)))
 	j.State = jobstore.StateProving
 	return s.publishRequeue(ctx, j)
 }
@@ -208,7 +179,7 @@ func (s *Server) runKeyCheck(ctx context.Context) {
 // checkKeys is one pass of runKeyCheck; it also refreshes the quarantine
 // gauge.
 func (s *Server) checkKeys(ctx context.Context) {
-	tm := s.trustMetrics()
+	tm := s.cfg.Metrics
 	keys := map[string]jobstore.CoordinatorKey{}
 	if kf, ok := s.ps.(KeyFingerprinter); ok {
 		ttl := max(10*s.cfg.Trust.keyInterval(), time.Minute)
@@ -262,7 +233,7 @@ func (s *Server) checkKeys(ctx context.Context) {
 			n++
 		}
 	}
-	tm.quarantined.Set(float64(n))
+	tm.WorkersQuarantined.Set(float64(n))
 }
 
 // keyMismatch names the first shape whose key the worker registered

@@ -69,6 +69,15 @@ type Metrics struct {
 	// RepairsTotal counts what the coordinator's watchdog repaired, by
 	// kind ("republished", "reproved").
 	RepairsTotal *prometheus.CounterVec
+	// WorkersQuarantined is the number of workers quarantined (they take no
+	// work until an operator releases them).
+	WorkersQuarantined prometheus.Gauge
+	// BadPartitionProofs counts partition proofs that failed the
+	// coordinator's verification at assembly, by shape.
+	BadPartitionProofs *prometheus.CounterVec
+	// PartitionsRequeued counts partitions re-queued because their proof
+	// failed verification, by shape.
+	PartitionsRequeued *prometheus.CounterVec
 
 	queueMu     sync.Mutex
 	queueSeries map[QueueKey]struct{} // every c2_queue_depth series made so far
@@ -150,9 +159,19 @@ func NewMetrics() *Metrics {
 		RepairsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "c2", Name: "watchdog_repairs_total", Help: "Partitions the coordinator's watchdog repaired, by kind (republished, reproved).",
 		}, []string{"kind"}),
+		WorkersQuarantined: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "c2", Name: "workers_quarantined", Help: "Workers quarantined: they take no work until an operator releases them.",
+		}),
+		BadPartitionProofs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "bad_partition_proofs_total", Help: "Partition proofs that failed the coordinator's verification at assembly, by shape.",
+		}, []string{"shape"}),
+		PartitionsRequeued: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "c2", Name: "partitions_requeued_total", Help: "Partitions re-queued because their proof failed verification, by shape.",
+		}, []string{"shape"}),
 	}
 	reg.MustRegister(m.QueueDepth, m.PartitionsInFlight, m.StageSeconds, m.LockWaitSeconds, m.DeviceBusySeconds,
-		m.ProofsTotal, m.FailuresTotal, m.SubmitsTotal, m.SRSResidentBytes, m.VRAMBytes, m.DependencyUp, m.RepairsTotal)
+		m.ProofsTotal, m.FailuresTotal, m.SubmitsTotal, m.SRSResidentBytes, m.VRAMBytes, m.DependencyUp, m.RepairsTotal,
+		m.WorkersQuarantined, m.BadPartitionProofs, m.PartitionsRequeued)
 	return m
 }
 
