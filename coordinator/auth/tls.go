@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/c2cluster/c2cluster/pkg/tlsfiles"
 )
 
 // TLSFiles name a listener's TLS material.
@@ -138,13 +140,9 @@ func ServerTLS(files TLSFiles, log *slog.Logger) (*tls.Config, *CertReloader, er
 
 // LoadCAs reads a PEM file of CA certificates.
 func LoadCAs(file string) (*x509.CertPool, error) {
-	pem, err := os.ReadFile(file)
+	pool, err := tlsfiles.CAPool(file)
 	if err != nil {
-		return nil, fmt.Errorf("auth: CA file: %w", err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("auth: CA file %s holds no PEM certificate", file)
+		return nil, fmt.Errorf("auth: %w", err)
 	}
 	return pool, nil
 }

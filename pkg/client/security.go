@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+
+	"github.com/c2cluster/c2cluster/pkg/tlsfiles"
 )
 
 // WithToken sends token on every call as the header Authorization: Bearer
@@ -42,13 +43,9 @@ func (f TLSFiles) Config() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if f.CA != "" {
-		pem, err := os.ReadFile(f.CA)
+		pool, err := tlsfiles.CAPool(f.CA)
 		if err != nil {
-			return nil, fmt.Errorf("client: CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("client: CA file %s holds no PEM certificate", f.CA)
+			return nil, fmt.Errorf("client: %w", err)
 		}
 		cfg.RootCAs = pool
 	}

@@ -3,17 +3,17 @@ package jobstore
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/c2cluster/c2cluster/pkg/secret"
+
+	"github.com/c2cluster/c2cluster/pkg/tlsfiles"
 )
 
 // AddrDefault is the Redis address when none is configured.
@@ -154,13 +154,9 @@ func (c DialConfig) tlsConfig(base *tls.Config) (*tls.Config, error) {
 		t = base.Clone()
 	}
 	if c.CAFile != "" {
-		pem, err := os.ReadFile(c.CAFile)
+		pool, err := tlsfiles.CAPool(c.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("Redis CA file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("Redis CA file %s holds no PEM certificate", c.CAFile)
+			return nil, fmt.Errorf("Redis %w", err)
 		}
 		t.RootCAs = pool
 	}
