@@ -110,7 +110,7 @@ type Config struct {
 	// OutageHold is how long a slot holds its partition while Redis or
 	// NATS is unreachable (the lease kept alive, no delivery spent) before
 	// it hands the partition back as a transient failure. Default 30 min.
-	OutageHold time.Duration `yaml:"outage_hold"`
+	OutageHold time.Duration `yaml:"-"` // library only: not a worker setting yet
 	// InputCache is how many jobs' parsed C1 outputs are kept, so the
 	// partitions of one job download and parse it once. Default 4.
 	InputCache int `yaml:"input_cache"`
