@@ -88,7 +88,7 @@ for src in "${units[@]}"; do
   if [[ "${C2G_MUL_CALL:-1}" != 0 ]]; then
     case "$src" in
       ntt) unit=(-DC2G_FR_MUL_CALL) ;;
-      msm_g1 | msm_g2 | subgroup) unit=(-DC2G_FP_MUL_CALL -DC2G_FP2_INLINE -DC2G_POINT_INLINE) ;;
+      msm_g1 | msm_g2 | subgroup | dft) unit=(-DC2G_FP_MUL_CALL -DC2G_FP2_INLINE -DC2G_POINT_INLINE) ;;
     esac
   elif [[ "$src" == msm_g1 ]]; then
     unit=(-DC2G_POINT_INLINE)

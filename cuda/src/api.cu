@@ -7,6 +7,7 @@
 #include <mutex>
 #include <new>
 
+#include "dft.cuh"
 #include "fixedbase.cuh"
 #include "subgroup.cuh"
 #include "staging.cuh"
@@ -316,6 +317,16 @@ c2g_status c2g_ntt(int32_t device, c2g_buffer* data, uint32_t log_n, int32_t inv
     ep.stop(sg.s);
     CK(cudaStreamSynchronize(sg.s));
     if (ms) *ms = ep.ms();
+  });
+}
+
+c2g_status c2g_dft_g1(int32_t device, void* points, uint32_t log_n, int32_t inverse, c2g_dft_control* ctl,
+                      c2g_dft_stats* stats, c2g_error* err) {
+  return guarded(err, [&] {
+    if (log_n > DFT_MAX_LOG) throw_invalid(strprintf("dft: 2^%u points exceed the largest domain 2^%u", log_n, DFT_MAX_LOG));
+    if (!points) throw_invalid("dft: nil points");
+    bind_device(device);
+    dft_g1((g1_affine*)points, log_n, inverse != 0, ctl, stats);
   });
 }
 

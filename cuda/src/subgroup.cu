@@ -5,9 +5,8 @@
 
 namespace c2g {
 
-// Montgomery limbs of the constants (gnark-crypto's thirdRootOneG1 and
-// endo.u, endo.v of bls12-381; endo.u has a zero real part).
-#define G1_CUBE_ROOT { 0x8671f071u, 0xcd03c9e4u, 0x1fcda5d2u, 0x5dab2246u, 0xd3851b95u, 0x587042afu, 0x01bacb9eu, 0x8eb60ebeu, 0x83d050d2u, 0x03f97d6eu, 0x54638741u, 0x18f02065u }
+// Montgomery limbs of the constants (gnark-crypto's endo.u, endo.v of
+// bls12-381; endo.u has a zero real part; G1_CUBE_ROOT in field.cuh).
 #define G2_PSI_X1 { 0x867545c3u, 0x890dc9e4u, 0x3285a5d5u, 0x2af32253u, 0x309b7e2cu, 0x50880866u, 0x7e881024u, 0xa20d1b8cu, 0xe2db9068u, 0x14e4f04fu, 0x1564853au, 0x14e56d3fu }
 #define G2_PSI_Y0 { 0xa55c9ad1u, 0x3e2f585du, 0x86c18183u, 0x4294213du, 0x8b623732u, 0x382844c8u, 0x19103e18u, 0x92ad2afdu, 0xac7cf0b9u, 0x1d794e4fu, 0x7d825ec8u, 0x0bd592fcu }
 #define G2_PSI_Y1 { 0x5aa30fdau, 0x7bcfa7a2u, 0x2a927e7cu, 0xdc17dec1u, 0x6b4ebef1u, 0x2f088dd8u, 0xda74d4a7u, 0xd1ca2087u, 0x96cebc1du, 0x2da25966u, 0xbbfd87d2u, 0x0e2b7eedu }

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 
+	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+
 	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
@@ -45,3 +47,8 @@ func (b *Backend) FixedBase() groth16.FixedBase { return nil }
 
 // SubgroupChecker is nil in builds without cgo.
 func (b *Backend) SubgroupChecker() groth16.SubgroupChecker { return nil }
+
+// DFTG1 always fails in builds without cgo.
+func (b *Backend) DFTG1(ctx context.Context, points []curve.G1Affine, inverse bool) error {
+	return fmt.Errorf("%w: built without cgo", ErrLibrary)
+}
