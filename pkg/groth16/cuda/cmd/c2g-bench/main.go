@@ -106,6 +106,7 @@ func run(args []string, stdout io.Writer) error {
 	ntts := fs.String("ntt", "20,22,24,26,27", "log2 sizes of the NTTs")
 	fbs := fs.String("fixed-base", "", "log2 sizes of the setup's fixed-base multiplications, G1 and G2 (host memory in and out; off by default)")
 	sgs := fs.String("subgroup", "", "log2 sizes of the parameter points' subgroup check, G1 and G2 (host memory in; off by default)")
+	dfts := fs.String("dft", "", "log2 sizes (up to 27) of the G1 group DFT, forward, host memory in and out (off by default; one timed run per size, after a warm-up below 2^22)")
 	reps := fs.Int("reps", 3, "timed repetitions (the median is reported) after one warm-up")
 	part := fs.Bool("partition", true, "run the synthetic 32 GiB-shape partition")
 	partLog := fs.Int("partition-log", 27, "log2 of the partition's domain")
@@ -139,6 +140,15 @@ func run(args []string, stdout io.Writer) error {
 	sgLogs, err := parseLogs(*sgs)
 	if err != nil {
 		return err
+	}
+	dftLogs, err := parseLogs(*dfts)
+	if err != nil {
+		return err
+	}
+	for _, v := range dftLogs {
+		if v > 27 {
+			return fmt.Errorf("-dft 2^%d: the group DFT takes at most 2^27 points", v)
+		}
 	}
 	if *reps < 1 {
 		return fmt.Errorf("reps must be at least 1")
@@ -178,6 +188,9 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := benchSubgroup(l, *dev, sgLogs, *reps, add); err != nil {
+		return err
+	}
+	if err := benchDFT(l, *dev, dftLogs, stdout, add); err != nil {
 		return err
 	}
 	if *part {
@@ -336,6 +349,57 @@ func benchNTT(l *cuda.Library, dev int, logs []int, reps int, add func(result)) 
 			add(result{Name: mode.name, LogN: logN, N: 1 << logN, DeviceMS: median(dms), WallMS: median(wms),
 				Reps: reps, Anchor: anchor, Note: "natural order in/out, incl. bit-reversal"})
 		}
+	}
+	return nil
+}
+
+// benchDFT times the forward G1 group DFT (Library.DFTG1) on random points
+// drawn on the device, one run per size (after an untimed one below 2^22,
+// where start-up costs would show): device time of the stages, and wall
+// time with the copies in and out of pageable host memory.
+func benchDFT(l *cuda.Library, dev int, logs []int, stdout io.Writer, add func(result)) error {
+	if len(logs) == 0 {
+		return nil
+	}
+	n := 1 << slices.Max(logs)
+	buf, err := l.Alloc(dev, int64(n)*96)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	err = buf.FillRandomG1(n, 28)
+	var pts []curve.G1Affine
+	if err == nil {
+		pts, err = buf.ReadG1(n)
+	}
+	buf.Free()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "generated 2^%d random G1 points in %v\n", slices.Max(logs), time.Since(t0).Round(time.Millisecond))
+	for _, logN := range logs {
+		m := 1 << logN
+		runs := 1
+		if logN < 22 {
+			runs = 2
+		}
+		var st cuda.DFTStats
+		for r := 0; r < runs; r++ {
+			last := time.Now()
+			progress := func(done, total int64) {
+				if time.Since(last) >= 15*time.Second {
+					last = time.Now()
+					fmt.Fprintf(stdout, "dft 2^%d: %.1f %% of %d twiddle multiplications\n", logN, 100*float64(done)/float64(total), total)
+				}
+			}
+			if st, err = l.DFTG1(context.Background(), dev, pts[:m], false, progress); err != nil {
+				return err
+			}
+		}
+		add(result{Name: "dft_g1_fwd", LogN: logN, N: m, DeviceMS: st.DeviceMillis, WallMS: st.Millis, Reps: 1,
+			WindowBits: st.WindowBits,
+			Note: fmt.Sprintf("%d twiddle muls, %.1f ns each (device), affine table %v, host memory in/out",
+				st.ScalarMuls, st.DeviceMillis*1e6/float64(max(st.ScalarMuls, 1)), st.AffineTable)})
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"-reps", "0"}, "reps must be at least 1"},
 		{[]string{"-partition-slots", "0"}, "-partition-slots 0: want 1 to 8"},
 		{[]string{"-partition-slots", "9"}, "-partition-slots 9: want 1 to 8"},
+		{[]string{"-dft", "20,28"}, "-dft 2^28: the group DFT takes at most 2^27 points"},
 	} {
 		err := run(append([]string{"-lib", missing}, c.args...), io.Discard)
 		require.ErrorContains(t, err, c.want, "%v", c.args)
