@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
 )
@@ -218,19 +219,28 @@ func decodeSection[P any](ctx context.Context, data []byte, s Section, decode fu
 // decodeParams decodes every section of data (laid out as l) into a
 // ProvingKey. Sections are decoded one after the other, each by all workers;
 // the verifying key is always subgroup-checked.
-func decodeParams(ctx context.Context, data []byte, l *ParamsLayout, cfg paramsConfig) (*ProvingKey, error) {
+func decodeParams(ctx context.Context, data []byte, l *ParamsLayout, cfg paramsConfig, skip ...string) (*ProvingKey, error) {
 	nw := workers(cfg.workers)
 	vk, err := decodeVK(data, l.IC, nw)
 	if err != nil {
 		return nil, err
 	}
-	total := int64(l.H.Count + l.L.Count + l.A.Count + l.BG1.Count + l.BG2.Count)
-	pr := newProgressReporter(cfg.progress, "params: decode", total)
 	pk := &ProvingKey{VK: *vk}
-	g1 := []struct {
+	var g1 []struct {
 		sec Section
 		dst *[]curve.G1Affine
-	}{{l.H, &pk.H}, {l.L, &pk.L}, {l.A, &pk.A}, {l.BG1, &pk.BG1}}
+	}
+	total := int64(l.BG2.Count)
+	for _, s := range []struct {
+		sec Section
+		dst *[]curve.G1Affine
+	}{{l.H, &pk.H}, {l.L, &pk.L}, {l.A, &pk.A}, {l.BG1, &pk.BG1}} {
+		if !slices.Contains(skip, s.sec.Name) {
+			g1 = append(g1, s)
+			total += int64(s.sec.Count)
+		}
+	}
+	pr := newProgressReporter(cfg.progress, "params: decode", total)
 	for _, s := range g1 {
 		if *s.dst, err = decodeG1Section(ctx, data, s.sec, cfg.decoderSubgroup(), nw, pr); err != nil {
 			return nil, err
@@ -387,6 +397,25 @@ func (f *ParamsFile) ProvingKey(ctx context.Context) (*ProvingKey, error) {
 	return pk, nil
 }
 
+// ProvingKeyWithout decodes every section but the named G1 ones (SectionH,
+// SectionL), which it leaves empty: for a key whose H and L come from
+// elsewhere (WithHFile).
+func (f *ParamsFile) ProvingKeyWithout(ctx context.Context, sections ...string) (*ProvingKey, error) {
+	if f.data == nil {
+		return nil, errParamsClosed
+	}
+	for _, s := range sections {
+		if s != SectionH && s != SectionL {
+			return nil, fmt.Errorf("groth16: params %s: ProvingKeyWithout(%q): only h and l can be left out", f.path, s)
+		}
+	}
+	pk, err := decodeParams(ctx, f.data, f.layout, f.cfg, sections...)
+	if err != nil {
+		return nil, fmt.Errorf("groth16: params %s: %w", f.path, err)
+	}
+	return pk, nil
+}
+
 // checkBlock is the number of points CheckPoints decodes at a time for an
 // external subgroup checker (SubgroupCheckWith): 96 MiB of G1 points.
 const checkBlock = 1 << 20
@@ -534,6 +563,12 @@ func writePoints[P any](w io.Writer, pts []P, size int, encode func(*P, []byte),
 	if err := writeU32(w, len(pts), section); err != nil {
 		return err
 	}
+	return encodePoints(w, pts, size, encode, section, buf)
+}
+
+// encodePoints writes pts encoded (size bytes each) by encode, without a
+// count, in parallel batches of encodeChunk·96 bytes staged in buf.
+func encodePoints[P any](w io.Writer, pts []P, size int, encode func(*P, []byte), section string, buf []byte) error {
 	batch := encodeChunk * g1Uncompressed / size
 	for start := 0; start < len(pts); start += batch {
 		end := min(start+batch, len(pts))

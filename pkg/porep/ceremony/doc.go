@@ -19,7 +19,11 @@
 //     directory is read-only) that later starts reuse after a stat;
 //   - CheckCounts: a parameter file's section lengths against a circuit's
 //     numbers (Counts), so a file of another circuit is refused before
-//     proving.
+//     proving;
+//   - ConvertH and LoadHFile: a .params file's key converted once to
+//     coset-Lagrange form (groth16.ConvertHCosetLagrange) and kept in an H
+//     file (<file>.c2hfile, or in a state directory) bound to the source's
+//     size and digest; a stale or damaged one is refused, never used.
 //
 // It does not download anything, decode proving keys for proving
 // (pkg/groth16 does) or hold circuits (pkg/porep/...). docs/parameters.md
