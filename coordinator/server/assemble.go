@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -137,6 +139,22 @@ func (s *Server) deadLetter(ctx context.Context, d queue.DeadLetter) error {
 	var reason, code string
 	switch d.Kind {
 	case queue.DeadTerminated:
+		// The advisory says only what its publisher wrote: a worker that
+		// terminates a task as bad input records the error in the job's
+		// events first, so a termination no worker recorded is not the
+		// job's (forged, or its worker lost Redis meanwhile; then the
+		// watchdog publishes the partition again and another worker
+		// records it).
+		recorded, err := s.badInputRecorded(ctx, j.ID, d.Partition, d.Reason)
+		if err != nil {
+			return err
+		}
+		if !recorded {
+			s.cfg.Metrics.FailuresTotal.WithLabelValues("task", "unconfirmed").Inc()
+			s.log.WarnContext(ctx, "coordinator: ignoring a termination that no worker recorded for the job (forged, or not recorded); the job is untouched",
+				telemetry.LogJob(j.ID), telemetry.LogPartition(int(d.Partition)), slog.Uint64("stream_seq", d.StreamSeq))
+			return nil
+		}
 		code = "bad_input"
 		reason = fmt.Sprintf("partition %d rejected by a worker: %s", d.Partition, d.Reason)
 	default:
@@ -149,4 +167,30 @@ func (s *Server) deadLetter(ctx context.Context, d queue.DeadLetter) error {
 	}
 	s.cfg.Metrics.FailuresTotal.WithLabelValues("partition", code).Inc()
 	return s.failJob(ctx, j, code, reason)
+}
+
+// badInputRecorded reports whether a worker recorded reason as an error of
+// the job's partition (RecordFailure, before it terminated the task). The
+// advisory's reason and the event's message are the same error text, each
+// cut to its own limit, so they are compared on their common length.
+func (s *Server) badInputRecorded(ctx context.Context, job string, partition uint32, reason string) (bool, error) {
+	if !strings.HasPrefix(reason, queue.ErrBadInput.Error()) {
+		return false, nil
+	}
+	evs, err := s.store.Events(ctx, job)
+	if err != nil {
+		return false, err
+	}
+	p := strconv.FormatUint(uint64(partition), 10)
+	for _, e := range evs {
+		if e.Fields["type"] != "error" || e.Fields["partition"] != p {
+			continue
+		}
+		msg := e.Fields["message"]
+		n := min(len(msg), len(reason))
+		if n > 0 && msg[:n] == reason[:n] {
+			return true, nil
+		}
+	}
+	return false, nil
 }

@@ -179,6 +179,22 @@ func (s *Server) watchdogPass(ctx context.Context) error {
 	now := time.Now()
 	seen := map[string]bool{}
 	for _, j := range jobs {
+		if j.State == jobstore.StateAssembling && now.Sub(j.Updated) >= wd.Grace {
+			// Its assembly request is lost, or was taken for a duplicate
+			// of a forged one with the same message id: ask again, once
+			// per state change (the key is the job's last update).
+			sent, err := s.q.RequestAssemblyAgain(ctx, j.ID, strconv.FormatInt(j.Updated.UnixMilli(), 10))
+			if err != nil {
+				return err
+			}
+			if !sent {
+				continue
+			}
+			s.cfg.Metrics.RepairsTotal.WithLabelValues("assembly").Inc()
+			s.log.Info("coordinator: watchdog: assembly requested again", telemetry.LogJob(j.ID),
+				slog.Duration("assembling_for", now.Sub(j.Updated).Round(time.Second)))
+			continue
+		}
 		if j.State != jobstore.StateQueued && j.State != jobstore.StateProving {
 			continue
 		}

@@ -34,6 +34,25 @@ func (q *Queue) RequestAssemblyOf(ctx context.Context, t *c2clusterv1.PartitionT
 	return nil
 }
 
+// RequestAssemblyAgain asks once more for the assembly of a job that has
+// stayed assembling (its request lost, or taken for a duplicate of a
+// forged one): Nats-Msg-Id "<job>.assemble.w<key>", so the same key
+// deduplicates a repeated call. It reports whether this call published
+// the request (false: a duplicate).
+func (q *Queue) RequestAssemblyAgain(ctx context.Context, jobID, key string) (bool, error) {
+	if err := CheckName("job id", jobID); err != nil {
+		return false, fmt.Errorf("%w: %v", ErrBadTask, err)
+	}
+	msg := &nats.Msg{Subject: q.controlSubject(assembleSubjectSuffix), Header: nats.Header{}, Data: []byte(jobID)}
+	telemetry.InjectNATS(ctx, msg.Header)
+	id := jobID + "." + assembleSubjectSuffix + ".w" + key
+	ack, err := q.js.PublishMsg(ctx, msg, jetstream.WithMsgID(id))
+	if err != nil {
+		return false, fmt.Errorf("queue: request assembly of %s again: %w", jobID, err)
+	}
+	return !ack.Duplicate, nil
+}
+
 // Excludes reports whether t names worker among the workers that must not
 // prove it.
 func Excludes(t *c2clusterv1.PartitionTask, worker string) bool {
