@@ -15,7 +15,9 @@
 // (phi of an entry is one product), so every lane makes the same doublings
 // and additions, whatever its scalar. The table is made affine with one
 // inversion (C2G_DFT_AFFINE=on, the default), which turns the additions into
-// mixed ones (8M + 2S instead of 12M + 2S). The twiddles' halves are
+// mixed ones, and the accumulator is then Jacobian: doublings of 2M + 5S and
+// mixed additions of 7M + 4S, where XYZZ takes 6M + 3S and 12M + 2S against
+// an XYZZ table (C2G_DFT_AFFINE=off). The twiddles' halves are
 // computed once per call on the device into a table of n/2 entries, w^e for
 // e < n/2; the inverse uses w^(-e) = -w^(n/2 - e).
 #include "dft.cuh"
@@ -94,6 +96,54 @@ __device__ __forceinline__ fp_t glv_beta() {
   return fp_t::from_limbs(w);
 }
 
+// The accumulator of a multiplication with the affine table: Jacobian (x =
+// X/Z^2, y = Y/Z^3, infinity Z = 0), whose doubling costs 2M + 5S against
+// XYZZ's 6M + 3S, and whose mixed addition 7M + 4S against 8M + 2S.
+struct g1_jac {
+  fp_t X, Y, Z;
+};
+
+// 2p (dbl-2009-l, a = 0). G1 has no point of order 2: Y != 0 unless p = 0.
+__device__ __forceinline__ void jac_dbl(g1_jac& p) {
+  if (p.Z.is_zero()) return;
+  const fp_t A = p.X.sqr(), B = p.Y.sqr(), C = B.sqr();
+  const fp_t D = ((p.X + B).sqr() - A - C).dbl();
+  const fp_t E = A.dbl() + A, F = E.sqr();
+  const fp_t X3 = F - D.dbl();
+  const fp_t Y3 = E * (D - X3) - C.dbl().dbl().dbl();
+  p.Z = (p.Y * p.Z).dbl();
+  p.X = X3;
+  p.Y = Y3;
+}
+
+// p += a for an affine a (madd-2007-bl), every special case handled.
+__device__ __forceinline__ void jac_add_affine(g1_jac& p, const g1_affine& a) {
+  if (a.is_inf()) return;
+  if (p.Z.is_zero()) {
+    p = g1_jac{a.X, a.Y, field_consts<fp_t>::one()};
+    return;
+  }
+  const fp_t Z1Z1 = p.Z.sqr();
+  const fp_t U2 = a.X * Z1Z1, S2 = a.Y * (p.Z * Z1Z1);
+  const fp_t H = U2 - p.X, R = S2 - p.Y;
+  if (H.is_zero()) {
+    if (R.is_zero()) {  // p = a
+      p = g1_jac{a.X, a.Y, field_consts<fp_t>::one()};
+      jac_dbl(p);
+    } else {  // p = -a
+      p.Z = fp_t::zero();
+    }
+    return;
+  }
+  const fp_t HH = H.sqr(), I = HH.dbl().dbl(), J = H * I, r = R.dbl();
+  const fp_t V = p.X * I;
+  const fp_t X3 = r.sqr() - J - V.dbl();
+  const fp_t Y3 = r * (V - X3) - (p.Y * J).dbl();
+  p.Z = (p.Z + H).sqr() - Z1Z1 - HH;
+  p.X = X3;
+  p.Y = Y3;
+}
+
 // [k]q for the twiddle k = sc, q in XYZZ.
 template <int W, bool AFFINE>
 __device__ g1_xyzz glv_mul(const g1_xyzz& q, const glv_scalar& sc) {
@@ -131,18 +181,25 @@ __device__ g1_xyzz glv_mul(const g1_xyzz& q, const glv_scalar& sc) {
       inv = inv * d;
       at[m] = g1_affine{tab[m].X * (dinv * tab[m].ZZZ), tab[m].Y * (dinv * tab[m].ZZ)};
     }
+    g1_jac j{fp_t::zero(), fp_t::zero(), fp_t::zero()};
     for (int i = glv_digits<W>() - 1; i >= 0; i--) {
-      for (int t = 0; t < W; t++) acc = acc.dbl();
+      for (int t = 0; t < W; t++) jac_dbl(j);
       const int d0 = booth_digit<W>(sc.k0_lo, sc.k0_hi, i), d1 = booth_digit<W>(sc.k1_lo, sc.k1_hi, i);
       if (d0) {
         const g1_affine p = at[(d0 < 0 ? -d0 : d0) - 1];
-        acc.add_affine(d0 < 0 ? p.neg() : p);
+        jac_add_affine(j, d0 < 0 ? p.neg() : p);
       }
       if (d1) {
         g1_affine p = at[(d1 < 0 ? -d1 : d1) - 1];
         p.X = p.X * beta;
-        acc.add_affine(d1 < 0 ? p.neg() : p);
+        jac_add_affine(j, d1 < 0 ? p.neg() : p);
       }
+    }
+    if (!j.Z.is_zero()) {
+      acc.X = j.X;
+      acc.Y = j.Y;
+      acc.ZZ = j.Z.sqr();
+      acc.ZZZ = acc.ZZ * j.Z;
     }
   } else {
     for (int i = glv_digits<W>() - 1; i >= 0; i--) {
@@ -192,8 +249,14 @@ __global__ void k_dft_trivial(g1_xyzz* d, uint64_t count, uint32_t hb) {
 // The butterflies t0 .. t0+count-1 of stage hb (hb >= 1) whose twiddle is
 // not 1: butterfly t is j = 1 + t mod (h - 1) of group t / (h - 1), its
 // twiddle w^(j 2^s), s = log_n - 1 - hb.
+// Blocks of 128 threads per multiprocessor the compiler plans registers
+// for (build-time, -DC2G_DFT_MIN_BLOCKS=n: at most 65536 / (128 n) each).
+#ifndef C2G_DFT_MIN_BLOCKS
+#define C2G_DFT_MIN_BLOCKS 1
+#endif
+
 template <int W, bool AFFINE>
-__global__ void __launch_bounds__(128) k_dft_twiddled(g1_xyzz* d, uint32_t log_n, uint32_t hb, uint64_t t0,
+__global__ void __launch_bounds__(128, C2G_DFT_MIN_BLOCKS) k_dft_twiddled(g1_xyzz* d, uint32_t log_n, uint32_t hb, uint64_t t0,
                                                       uint64_t count, const glv_scalar* __restrict__ tw, bool inverse) {
   const uint64_t hm1 = (1ull << hb) - 1, half = 1ull << (log_n - 1);
   const uint32_t s = log_n - 1 - hb;
