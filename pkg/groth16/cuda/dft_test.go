@@ -16,10 +16,12 @@ import (
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr/fft"
 	"github.com/stretchr/testify/require"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
-// The Backend's method has the shape of groth16's G1DFT.
-var _ func(context.Context, []curve.G1Affine, bool) error = (*Backend)(nil).DFTG1
+// The Backend's method is a groth16.G1DFT.
+var _ groth16.G1DFT = (*Backend)(nil).DFTG1
 
 // dftRoot is ω (or ω⁻¹) of fft.NewDomain(n).
 func dftRoot(n int, inverse bool) fr.Element {
@@ -212,4 +214,20 @@ func TestDFTG1Refusals(t *testing.T) {
 	_, err = lib.a.dftG1(dev, unsafe.Pointer(&pts[0]), 3, false, ctl)
 	require.ErrorIs(t, err, context.Canceled)
 	requirePointsEqual(t, orig, pts, "after a cancelled transform")
+}
+
+// TestDFTG1MatchesCPU: the backend's G1DFT gives groth16.CPUDFTG1's points,
+// forward and inverse, at 2^12 (2^7 emulated).
+func TestDFTG1MatchesCPU(t *testing.T) {
+	b := newTestBackend(t, ResidencyAuto)
+	n := 1 << sized(12, 7)
+	in := dftInputs(rand.New(rand.NewPCG(28, 4)), n)
+	for _, inverse := range []bool{false, true} {
+		want := append([]curve.G1Affine(nil), in...)
+		got := append([]curve.G1Affine(nil), in...)
+		require.NoError(t, groth16.CPUDFTG1(context.Background(), want, inverse))
+		var dft groth16.G1DFT = b.DFTG1
+		require.NoError(t, dft(context.Background(), got, inverse))
+		requirePointsEqual(t, want, got, fmt.Sprintf("n = %d, inverse %v", n, inverse))
+	}
 }
