@@ -199,27 +199,60 @@ func (q *Queue) RunDeadLetters(ctx context.Context, cfg LoopConfig, fn func(ctx 
 	})
 }
 
+// streakLogEvery is how often pullLoop logs a failure streak that lasts.
+const streakLogEvery = 5 * time.Minute
+
 // pullLoop fetches one message at a time and acks it when fn returns nil,
-// naks it with RetryDelay otherwise.
+// naks it with RetryDelay otherwise. A failure streak (a fetch or fn
+// failing again and again, as during a NATS or Redis outage) is logged
+// once when it starts and once when it ends, not on every retry: the
+// outage itself is the dependency tracker's to report. A streak that
+// lasts is logged again every streakLogEvery.
 func (q *Queue) pullLoop(ctx context.Context, c jetstream.Consumer, cfg LoopConfig, fn func(context.Context, jetstream.Msg) error) error {
+	var fetchFails, msgFails int
+	var fetchLogged, msgLogged time.Time
+	name := ""
+	if ci := c.CachedInfo(); ci != nil {
+		name = ci.Name
+	}
 	for ctx.Err() == nil {
 		batch, err := c.Fetch(1, jetstream.FetchMaxWait(waitCtx(ctx, cfg.FetchWait)))
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			cfg.Logger.WarnContext(ctx, "queue: fetch failed", slog.Any("err", err))
+			if fetchFails == 0 || time.Since(fetchLogged) >= streakLogEvery {
+				cfg.Logger.WarnContext(ctx, "queue: fetch failed; retrying until it succeeds", slog.String("consumer", name),
+					slog.Int("failed_fetches", fetchFails), slog.Any("err", err))
+				fetchLogged = time.Now()
+			}
+			fetchFails++
 			select {
 			case <-ctx.Done():
 			case <-time.After(cfg.FetchWait):
 			}
 			continue
 		}
+		if fetchFails > 0 {
+			cfg.Logger.InfoContext(ctx, "queue: fetching again", slog.String("consumer", name), slog.Int("failed_fetches", fetchFails))
+			fetchFails = 0
+		}
 		for msg := range batch.Messages() {
 			if err := fn(ctx, msg); err != nil {
-				cfg.Logger.WarnContext(ctx, "queue: control message failed; will retry", slog.String("subject", msg.Subject()), slog.Any("err", err))
+				if msgFails == 0 || time.Since(msgLogged) >= streakLogEvery {
+					cfg.Logger.WarnContext(ctx, "queue: control message failed; retrying until it succeeds", slog.String("subject", msg.Subject()),
+						slog.Int("failed_attempts", msgFails), slog.Any("err", err))
+					msgLogged = time.Now()
+				} else {
+					cfg.Logger.DebugContext(ctx, "queue: control message failed again", slog.String("subject", msg.Subject()), slog.Any("err", err))
+				}
+				msgFails++
 				_ = msg.NakWithDelay(cfg.RetryDelay)
 				continue
+			}
+			if msgFails > 0 {
+				cfg.Logger.InfoContext(ctx, "queue: control messages succeed again", slog.String("subject", msg.Subject()), slog.Int("failed_attempts", msgFails))
+				msgFails = 0
 			}
 			if err := msg.DoubleAck(context.WithoutCancel(ctx)); err != nil {
 				cfg.Logger.WarnContext(ctx, "queue: ack failed", slog.Any("err", err))
