@@ -185,14 +185,18 @@ type Resident struct {
 
 // Worker is a worker's registration, refreshed by its heartbeat.
 type Worker struct {
-	ID        string     `json:"id"`
-	Host      string     `json:"host"`
-	Devices   []string   `json:"devices"`
-	Slots     int        `json:"slots"`
-	Resident  []Resident `json:"resident"`
-	Current   []string   `json:"current"`
-	Version   string     `json:"version"`
-	Heartbeat time.Time  `json:"heartbeat"`
+	ID       string     `json:"id"`
+	Host     string     `json:"host"`
+	Devices  []string   `json:"devices"`
+	Slots    int        `json:"slots"`
+	Resident []Resident `json:"resident"`
+	Current  []string   `json:"current"`
+	// Held are the acknowledgement subjects of the deliveries behind
+	// Current: a worker restarted under the same id releases them
+	// (queue.Release).
+	Held      []string  `json:"held,omitempty"`
+	Version   string    `json:"version"`
+	Heartbeat time.Time `json:"heartbeat"`
 	// Keys are the fingerprints of the proving keys the worker loaded, one
 	// per shape (groth16.VerifyingKey.Fingerprint).
 	Keys []KeyFingerprint `json:"keys,omitempty"`

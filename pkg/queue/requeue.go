@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -51,6 +52,44 @@ func (q *Queue) RequestAssemblyAgain(ctx context.Context, jobID, key string) (bo
 		return false, fmt.Errorf("queue: request assembly of %s again: %w", jobID, err)
 	}
 	return !ack.Duplicate, nil
+}
+
+// Release hands a delivery back to the queue at once (a Nak sent to its
+// acknowledgement subject, Delivery.Reply), from any connection: a worker
+// restarted under the same id releases the deliveries its predecessor held
+// instead of leaving them to AckWait. A delivery that was acked or
+// redelivered meanwhile is not affected. reply must be an acknowledgement
+// subject of the task stream.
+func (q *Queue) Release(ctx context.Context, reply string) error {
+	prefix := "$JS.ACK." + q.cfg.Stream + "."
+	if !strings.HasPrefix(reply, prefix) || checkAckSubject(reply[len(prefix):]) != nil {
+		return fmt.Errorf("%w: %q is not an acknowledgement subject of stream %s", ErrBadTask, reply, q.cfg.Stream)
+	}
+	if err := q.nc.Publish(reply, []byte("-NAK")); err != nil {
+		return fmt.Errorf("queue: release %s: %w", reply, err)
+	}
+	if err := q.nc.FlushWithContext(ctx); err != nil {
+		return fmt.Errorf("queue: release %s: %w", reply, err)
+	}
+	return nil
+}
+
+// checkAckSubject accepts the tokens after "$JS.ACK.<stream>.": the
+// consumer, then numbers (delivery count, sequences, time, pending).
+func checkAckSubject(rest string) error {
+	toks := strings.Split(rest, ".")
+	if len(toks) < 6 {
+		return fmt.Errorf("%d tokens", len(toks))
+	}
+	if err := checkToken(toks[0]); err != nil {
+		return err
+	}
+	for _, tok := range toks[1:] {
+		if tok == "" || strings.Trim(tok, "0123456789") != "" {
+			return fmt.Errorf("token %q is not a number", tok)
+		}
+	}
+	return nil
 }
 
 // Excludes reports whether t names worker among the workers that must not

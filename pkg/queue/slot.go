@@ -25,6 +25,10 @@ type Delivery struct {
 	Attempt int
 	// Published is when the task entered the stream.
 	Published time.Time
+	// Reply is the delivery's acknowledgement subject: Release hands the
+	// delivery back through it, from any connection (a restarted worker
+	// releasing what its predecessor held).
+	Reply string
 }
 
 // Handler proves one delivered task. ctx carries the producer's trace
@@ -262,7 +266,7 @@ func (s *Slot) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.TermWithReason(rejectReason(meta.Sequence.Stream, err))
 		return
 	}
-	d := &Delivery{Task: task, Attempt: int(meta.NumDelivered), Published: meta.Timestamp}
+	d := &Delivery{Task: task, Attempt: int(meta.NumDelivered), Published: meta.Timestamp, Reply: msg.Reply()}
 	log = log.With(telemetry.LogJob(task.JobId), telemetry.LogPartition(int(task.Partition)), telemetry.LogAttempt(d.Attempt))
 	hctx := telemetry.ExtractNATS(ctx, msg.Headers())
 

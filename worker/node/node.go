@@ -29,6 +29,8 @@ type Node struct {
 	started   bool
 	stopped   bool
 	current   map[string]string // slot → "<job>.<partition>"
+	held      map[string]string // slot → its delivery's acknowledgement subject
+	kick      chan struct{}     // a new delivery: heartbeat now
 	slots     []*slotRunner
 	stopFetch context.CancelFunc
 	runWG     sync.WaitGroup
@@ -89,7 +91,7 @@ func New(ctx context.Context, cfg Config, q *queue.Queue, store *jobstore.Store)
 		return nil, err
 	}
 	return &Node{cfg: cfg, q: q, store: store, log: cfg.Logger, prover: p,
-		inputs: newInputCache(cfg.InputCache), current: map[string]string{},
+		inputs: newInputCache(cfg.InputCache), current: map[string]string{}, held: map[string]string{}, kick: make(chan struct{}, 1),
 		deps: telemetry.NewDependencies(cfg.Metrics, cfg.Logger, telemetry.DepRedis, telemetry.DepNATS)}, nil
 }
 
@@ -115,9 +117,11 @@ func (n *Node) Start(ctx context.Context) error {
 		return errors.New("node: stopped")
 	}
 	n.mu.Unlock()
+	prev := n.predecessorHeld(ctx)
 	if err := n.heartbeat(ctx); err != nil {
 		return fmt.Errorf("node: register: %w", err)
 	}
+	n.releasePredecessor(ctx, prev)
 	var slots []*slotRunner
 	for _, ps := range n.prover.Slots() {
 		sr := &slotRunner{name: ps.Name(), slot: ps, done: make(chan struct{})}
@@ -245,14 +249,70 @@ func (n *Node) Current() []string {
 	return out
 }
 
-func (n *Node) setCurrent(slot, id string) {
+func (n *Node) setCurrent(slot, id, reply string) {
 	n.mu.Lock()
 	if id == "" {
 		delete(n.current, slot)
+		delete(n.held, slot)
 	} else {
 		n.current[slot] = id
+		if reply != "" {
+			n.held[slot] = reply
+		}
 	}
 	n.mu.Unlock()
+	if id != "" {
+		select { // record the delivery in the registration soon
+		case n.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Held lists the acknowledgement subjects of the deliveries in flight.
+func (n *Node) Held() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.held))
+	for _, v := range n.held {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// predecessorHeld reads, before this worker's first registration replaces
+// it, what a previous process under the same id held (nothing when there
+// was none or Redis does not say).
+func (n *Node) predecessorHeld(ctx context.Context) []string {
+	ws, err := n.store.Workers(ctx)
+	if err != nil {
+		return nil
+	}
+	for _, w := range ws {
+		if w.ID == n.cfg.ID {
+			return w.Held
+		}
+	}
+	return nil
+}
+
+// releasePredecessor hands the deliveries a previous process under the
+// same id held back to the queue at once, instead of after AckWait: that
+// process is gone (or, with two processes under one id, its results are
+// fenced by attempt).
+func (n *Node) releasePredecessor(ctx context.Context, held []string) {
+	released := 0
+	for _, reply := range held {
+		if err := n.q.Release(ctx, reply); err != nil {
+			n.log.Warn("worker: releasing a delivery of the previous process under this id", "err", err)
+			continue
+		}
+		released++
+	}
+	if released > 0 {
+		n.log.Info("worker: released the partitions the previous process under this id held", "released", released)
+	}
 }
 
 func (n *Node) deviceNames() []string { return n.prover.DeviceNames() }
@@ -260,7 +320,7 @@ func (n *Node) deviceNames() []string { return n.prover.DeviceNames() }
 // registration is the worker's record in Redis now.
 func (n *Node) registration() jobstore.Worker {
 	w := jobstore.Worker{ID: n.cfg.ID, Host: n.cfg.Host, Devices: n.deviceNames(), Slots: n.Slots(),
-		Current: n.Current(), Version: n.cfg.Version, Keys: n.KeyFingerprints()}
+		Current: n.Current(), Held: n.Held(), Version: n.cfg.Version, Keys: n.KeyFingerprints()}
 	if len(n.prover.devices) > 0 {
 		for _, name := range n.cfg.Shapes {
 			w.Resident = append(w.Resident, jobstore.Resident{Shape: name, Residency: n.prover.Residency(name)})
@@ -288,16 +348,17 @@ func (n *Node) heartbeatLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			err := n.heartbeat(ctx)
-			switch {
-			case ctx.Err() != nil:
-			case err == nil:
-				n.deps.Set(telemetry.DepRedis, true, nil, "")
-			case n.reachable(ctx, n.redis()):
-				// Redis answers: the heartbeat's own failure (an outage is
-				// logged once, by reachable).
-				n.log.Warn("worker: heartbeat failed", "err", err)
-			}
+		case <-n.kick: // a new delivery: record it now
+		}
+		err := n.heartbeat(ctx)
+		switch {
+		case ctx.Err() != nil:
+		case err == nil:
+			n.deps.Set(telemetry.DepRedis, true, nil, "")
+		case n.reachable(ctx, n.redis()):
+			// Redis answers: the heartbeat's own failure (an outage is
+			// logged once, by reachable).
+			n.log.Warn("worker: heartbeat failed", "err", err)
 		}
 	}
 }

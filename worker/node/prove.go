@@ -57,7 +57,7 @@ func (n *Node) handler(sr *slotRunner) queue.Handler {
 				telemetry.AttrAttempt.Int(d.Attempt), telemetry.AttrWorker.String(n.cfg.ID),
 				telemetry.AttrDevice.Int(sr.slot.Device()), telemetry.AttrShape.String(t.Shape),
 				telemetry.AttrLane.String(t.Lane), attribute.String("c2.slot", sr.name)))
-		n.setCurrent(sr.name, id)
+		n.setCurrent(sr.name, id, d.Reply)
 		n.cfg.Metrics.PartitionsInFlight.Inc()
 		log := n.log.With(telemetry.LogJob(t.JobId), telemetry.LogPartition(int(t.Partition)),
 			telemetry.LogAttempt(d.Attempt), slog.String("slot", sr.name))
@@ -65,7 +65,7 @@ func (n *Node) handler(sr *slotRunner) queue.Handler {
 			if r := recover(); r != nil {
 				err = &PanicError{Slot: sr.name, Location: panicLocation(), Value: r}
 			}
-			n.setCurrent(sr.name, "")
+			n.setCurrent(sr.name, "", "")
 			n.cfg.Metrics.PartitionsInFlight.Dec()
 			if errors.Is(err, errJobClosed) {
 				log.InfoContext(ctx, "worker: job closed meanwhile; dropping the partition")
