@@ -155,6 +155,7 @@ func (f *File) settings() []setting {
 	add("params-dir", "C2_PARAMS_DIR", "folder of the test shapes' <shape>.params (and .vk); required", str(&f.ParamsDir))
 	add("official-params-dir", "C2_OFFICIAL_PARAMS_DIR", "folder of Filecoin's official parameter files, for the official shapes (default $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters)", str(&f.OfficialParamsDir))
 	addBool("trusted-params", "C2_TRUSTED_PARAMS", "skip the subgroup check of a test shape's parameter points at load (Filecoin's files are checked once, then remembered)", parsed(&f.TrustedParams, strconv.ParseBool))
+	add("h-form", "C2_H_FORM", "H query of the proving keys: auto (a parameter file's H file made by c2-params -convert-h when present and valid, else monomial), monomial or coset-lagrange (the H file is required) (default auto)", str(&f.HForm))
 	add("backend", "C2_BACKEND", "auto, cpu or cuda (default auto: CUDA when present, else CPU)", str(&f.Backend))
 	add("devices", "C2_DEVICES", "comma-separated device indexes (default: all the backend finds)", devices)
 	add("gpu-workers-per-device", "C2_GPU_WORKERS_PER_DEVICE", "slots per device (default 3 on a GPU, 1 on the CPU)", num(&f.GPUWorkersPerDevice))

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 	"github.com/c2cluster/c2cluster/pkg/porep"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
@@ -56,6 +57,12 @@ type Config struct {
 	// once (digest and every point) and remembered in a marker beside them
 	// whatever this says. Default false: check.
 	TrustedParams bool `yaml:"trusted_params"`
+	// HForm chooses the form of the proving keys' H query: auto uses a
+	// parameter file's H file (its key converted to coset-Lagrange form by
+	// c2-params -convert-h; docs/parameters.md) when one is present and
+	// valid, the file's monomial key otherwise; coset-lagrange requires
+	// the H file; monomial never reads one. Default auto.
+	HForm string `yaml:"h_form"`
 	// Backend is auto, cpu or cuda. Default auto: CUDA when the library and
 	// a device are there, else the CPU (logged at start).
 	Backend string `yaml:"backend"`
@@ -227,6 +234,15 @@ func (c Config) validate() error {
 	return nil
 }
 
+// validateHForm checks HForm.
+func (c Config) validateHForm() error {
+	switch c.HForm {
+	case "", HFormAuto, groth16.HMonomial.String(), groth16.HCosetLagrange.String():
+		return nil
+	}
+	return fmt.Errorf("node: Config.HForm %q is not auto, monomial or coset-lagrange", c.HForm)
+}
+
 // validateProver checks the fields a Prover uses (slots, devices, backend
 // options); the error names the field.
 func (c Config) validateProver() error {
@@ -248,6 +264,9 @@ func (c Config) validateProver() error {
 		if d < 0 {
 			return fmt.Errorf("node: Config.Devices: index %d is negative", d)
 		}
+	}
+	if err := c.validateHForm(); err != nil {
+		return err
 	}
 	switch c.Residency {
 	case "", "auto", "device", "pinned":

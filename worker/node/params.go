@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -133,10 +134,22 @@ func paramsBytes(pk *groth16.ProvingKey) int64 {
 // cuda.SelectSubgroupChecker) instead of the decoder on the CPU.
 func LoadShapeParams(ctx context.Context, name, dir string, trusted bool, checker groth16.SubgroupChecker,
 	log *slog.Logger) (*ShapeParams, error) {
+	return LoadShapeParamsHForm(ctx, name, dir, trusted, checker, log, HFormAuto)
+}
+
+// LoadShapeParamsHForm is LoadShapeParams with the H form of Config.HForm
+// (auto, monomial or coset-lagrange): monomial reads the .params file's
+// own key only, whatever H file lies beside it.
+func LoadShapeParamsHForm(ctx context.Context, name, dir string, trusted bool, checker groth16.SubgroupChecker,
+	log *slog.Logger, hForm string) (*ShapeParams, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return loadShape(ctx, Config{ParamsDir: dir, OfficialParamsDir: dir, TrustedParams: trusted, Logger: log}, name, checker)
+	cfg := Config{ParamsDir: dir, OfficialParamsDir: dir, TrustedParams: trusted, Logger: log, HForm: hForm}
+	if err := cfg.validateHForm(); err != nil {
+		return nil, err
+	}
+	return loadShape(ctx, cfg, name, checker)
 }
 
 // subgroupChecker is the selected backend's device check of parameter
@@ -191,9 +204,16 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 		}
 		return nil, fmt.Errorf("%w: shape %s: %s: %w", ErrParams, name, path, err)
 	}
+	hf, err := hFileWanted(cfg, name, path, "")
+	if err != nil {
+		return nil, err
+	}
 	compiling := compileAsync(s)
 	start := time.Now()
-	pk, check, readErr := readParams(ctx, cfg, path, checker)
+	pk, pf, check, readErr := readParams(ctx, cfg, path, checker, hf)
+	if pf != nil {
+		defer pf.Close()
+	}
 	readTook := time.Since(start)
 	cr := <-compiling // also on a read error: nothing is left running
 	if cr.err != nil {
@@ -204,6 +224,13 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 		"took", cr.took.Round(time.Millisecond))
 	if readErr != nil {
 		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, name, readErr)
+	}
+	if hf {
+		// c2cluster's own file: its digest, computed here (test shapes are small).
+		digest := func() (string, error) { return ceremony.FileDigest(ctx, path, nil) }
+		if pk, err = withHFile(ctx, cfg, name, path, "", pf, pk, compiled.Circuit(), digest); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkFits(pk, compiled.Circuit()); err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v (parameters of another shape or circuit version?)", ErrParams, name, path, err)
@@ -229,7 +256,7 @@ func loadShape(ctx context.Context, cfg Config, name string, checker groth16.Sub
 		return nil, fmt.Errorf("%w: shape %s: verifying key of %s: %v", ErrParams, name, path, err)
 	}
 	log.Info("worker: parameters loaded", "shape", name, "path", path, "bytes", fi.Size(), "took", readTook.Round(time.Millisecond),
-		"subgroup_check", check, "with_compile_took", time.Since(start).Round(time.Millisecond))
+		"subgroup_check", check, "h_form", pk.HForm.String(), "with_compile_took", time.Since(start).Round(time.Millisecond))
 	return newShapeParams(name, compiled, pk, pvk, fi.Size()), nil
 }
 
@@ -299,9 +326,20 @@ func loadOfficial(ctx context.Context, cfg Config, s *porep.Shape, checker groth
 		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
 	}
 	defer pf.Close()
-	pk, err := pf.ProvingKey(ctx)
+	hf, err := hFileWanted(cfg, s.Name, sc.Paths.Params, cfg.ParamsDir)
+	if err != nil {
+		return nil, err
+	}
+	pk, err := decodeKey(ctx, pf, hf)
 	if err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
+	}
+	if hf {
+		// The file passed Check: its digest is parameters.json's.
+		digest := func() (string, error) { return sc.Params.Marker.Digest, nil }
+		if pk, err = withHFile(ctx, cfg, s.Name, sc.Paths.Params, cfg.ParamsDir, pf, pk, compiled.Circuit(), digest); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkFits(pk, compiled.Circuit()); err != nil {
 		return nil, fmt.Errorf("%w: shape %s: %s does not fit the shape's circuit: %v", ErrParams, s.Name, sc.Paths.Params, err)
@@ -322,15 +360,16 @@ func loadOfficial(ctx context.Context, cfg Config, s *porep.Shape, checker groth
 		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, s.Name, err)
 	}
 	log.Info("worker: parameters loaded", "shape", s.Name, "path", sc.Paths.Params, "bytes", fi.Size(),
-		"took", time.Since(start).Round(time.Millisecond))
+		"h_form", pk.HForm.String(), "took", time.Since(start).Round(time.Millisecond))
 	return newShapeParams(s.Name, compiled, pk, pvk, fi.Size()), nil
 }
 
 // readParams reads and checks the proving key at path (points canonical,
 // on the curve and, unless the parameters are trusted, in their subgroup: by
 // checker when not nil, else by the decoder) and says where the subgroup
-// check ran.
-func readParams(ctx context.Context, cfg Config, path string, checker groth16.SubgroupChecker) (*groth16.ProvingKey, string, error) {
+// check ran. Without H and L when hFile (they come from the H file); the
+// file stays open for them (the caller closes it).
+func readParams(ctx context.Context, cfg Config, path string, checker groth16.SubgroupChecker, hFile bool) (*groth16.ProvingKey, *groth16.ParamsFile, string, error) {
 	opts := []groth16.ParamsOption{groth16.ParamsProgress(progressLog(cfg.Logger, "worker: reading "+path))}
 	check := "cpu"
 	switch {
@@ -343,11 +382,91 @@ func readParams(ctx context.Context, cfg Config, path string, checker groth16.Su
 	}
 	pf, err := groth16.OpenParams(path, opts...)
 	if err != nil {
-		return nil, check, err
+		return nil, nil, check, err
 	}
-	defer pf.Close()
-	pk, err := pf.ProvingKey(ctx)
-	return pk, check, err
+	pk, err := decodeKey(ctx, pf, hFile)
+	return pk, pf, check, err
+}
+
+// HFormAuto is Config.HForm's default: a parameter file's H file when one
+// is present and valid, its monomial key otherwise.
+const HFormAuto = "auto"
+
+// hFileWanted says whether the key of the .params file at path takes its
+// H and L from an H file: the form is not monomial and one is present
+// (ceremony.HFilePaths). Config.HForm coset-lagrange without one is an
+// ErrParams error naming where it looked and the command that makes it.
+func hFileWanted(cfg Config, shape, path, stateDir string) (bool, error) {
+	if cfg.HForm == groth16.HMonomial.String() {
+		return false, nil
+	}
+	paths := ceremony.HFilePaths(path, stateDir)
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return true, nil
+		}
+	}
+	if cfg.HForm == groth16.HCosetLagrange.String() {
+		return false, fmt.Errorf("%w: shape %s: h_form coset-lagrange and no H file of %s (looked for %s): make it with `%s`, or set h_form auto",
+			ErrParams, shape, path, strings.Join(paths, ", "), convertCommand(cfg, shape))
+	}
+	cfg.Logger.Info("worker: no H file: the monomial key proves (c2-params -convert-h makes one; docs/parameters.md)", "shape", shape, "params", path)
+	return false, nil
+}
+
+// convertCommand is the c2-params command that makes a shape's H file.
+func convertCommand(cfg Config, shape string) string {
+	cmd := "c2-params -convert-h -shapes " + shape + " -dir " + cfg.ParamsDir
+	if s, err := porep.ShapeByName(shape); err == nil && !s.Test && cfg.OfficialParamsDir != "" {
+		cmd += " -official-dir " + cfg.OfficialParamsDir
+	}
+	return cmd
+}
+
+// decodeKey decodes pf's key, without H and L when hFile.
+func decodeKey(ctx context.Context, pf *groth16.ParamsFile, hFile bool) (*groth16.ProvingKey, error) {
+	if hFile {
+		return pf.ProvingKeyWithout(ctx, groth16.SectionH, groth16.SectionL)
+	}
+	return pf.ProvingKey(ctx)
+}
+
+// withHFile completes pk (pf's key decoded without H and L) with the H
+// file of path (ceremony.LoadHFile: bound to the source's size and
+// digest, of the circuit's counts, its own digest checked). An H file
+// that cannot be used is an ErrParams error with h_form coset-lagrange;
+// with auto it is logged and pf's monomial H and L are decoded instead.
+func withHFile(ctx context.Context, cfg Config, shape, path, stateDir string, pf *groth16.ParamsFile, pk *groth16.ProvingKey,
+	c *groth16.Circuit, digest func() (string, error)) (*groth16.ProvingKey, error) {
+	start := time.Now()
+	d, err := digest()
+	if err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, shape, err)
+	}
+	hf, hPath, err := ceremony.LoadHFile(ctx, path, d, ceremony.CircuitCounts(c), stateDir,
+		groth16.ParamsProgress(progressLog(cfg.Logger, "worker: reading the H file of "+path)))
+	if err == nil {
+		var out *groth16.ProvingKey
+		if out, err = groth16.WithHFile(pk, hf); err == nil {
+			cfg.Logger.Info("worker: H file loaded: the coset-Lagrange key proves", "shape", shape, "h_file", hPath,
+				"digest", hf.Digest, "took", time.Since(start).Round(time.Millisecond))
+			return out, nil
+		}
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, ctxErr
+	}
+	if cfg.HForm == groth16.HCosetLagrange.String() {
+		return nil, fmt.Errorf("%w: shape %s: h_form coset-lagrange: %w (make it again with `%s`)", ErrParams, shape, err, convertCommand(cfg, shape))
+	}
+	cfg.Logger.Warn("worker: H file not used: the monomial key proves", "shape", shape, "err", err, "make_it_with", convertCommand(cfg, shape))
+	if pk.H, err = pf.G1Section(ctx, groth16.SectionH); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, shape, err)
+	}
+	if pk.L, err = pf.G1Section(ctx, groth16.SectionL); err != nil {
+		return nil, fmt.Errorf("%w: shape %s: %w", ErrParams, shape, err)
+	}
+	return pk, nil
 }
 
 // checkFits compares the key's section lengths with the circuit.

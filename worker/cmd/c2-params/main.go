@@ -21,6 +21,13 @@
 //
 //	c2-params -check -shapes 32GiB
 //
+// With -convert-h it makes each shape's H file: the parameter file's key
+// converted to coset-Lagrange form, which workers prove with by default
+// (h_form auto; docs/parameters.md). The file is checked first as -check
+// does; an H file present and valid is kept:
+//
+//	c2-params -convert-h -shapes 32GiB -dir /var/lib/c2/params
+//
 // Official shapes (2KiB … 64GiB) get no parameters made here: Filecoin's
 // proofs verify only against the parameters of its trusted-setup ceremony,
 // which operators download (docs/parameters.md).
@@ -73,16 +80,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	officialDir := fs.String("official-dir", ceremony.Dir(), "Filecoin's parameter folder, for -check of official shapes ($"+ceremony.EnvDir+")")
 	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications (and -check's subgroup checks) run: auto, cpu or cuda ($C2_BACKEND)")
 	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")
+	convertH := fs.Bool("convert-h", false, "make each shape's H file: its parameter file's key converted to coset-Lagrange form (checked first as -check does; kept when present and valid), beside the file or in -dir when that folder is read-only")
 	check := fs.Bool("check", false, "make nothing: check the parameters present as a worker with trusted_params: false does (every point in its subgroup, sections, fingerprint, .vk) and report each shape")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *check {
+	if *check || *convertH {
 		checker, why, err := cuda.SelectSubgroupChecker(*backend, cuda.Config{LibraryPath: *cudaLib})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, why)
+		if *convertH {
+			return convertParams(ctx, *dir, *officialDir, *shapes, checker, groth16.CPUDFTG1, stdout)
+		}
 		return checkParams(ctx, *dir, *officialDir, *shapes, checker, stdout)
 	}
 	var fixedBase groth16.FixedBase
@@ -170,12 +181,76 @@ func checkParams(ctx context.Context, dir, officialDir, shapes string, checker g
 			}
 		}
 		start := time.Now()
-		sp, err := node.LoadShapeParams(ctx, name, from, false, checker, log)
+		sp, err := node.LoadShapeParamsHForm(ctx, name, from, false, checker, log, groth16.HMonomial.String())
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		fmt.Fprintf(stdout, "%s: %s checked in %.1fs: every point on the curve and in its subgroup, sections fit the circuit (%d bytes)\n",
 			name, what, time.Since(start).Seconds(), sp.Bytes())
+	}
+	return nil
+}
+
+// convertParams makes each shape's H file (ceremony.ConvertH) with dft:
+// an official shape's .params file is checked first (ceremony.CheckShape,
+// once per file thanks to its marker) and its parameters.json digest
+// binds the H file; a test shape's <dir>/<shape>.params is bound by its
+// digest, computed here. The sections must fit the circuit. A valid H
+// file present is kept; a stale or damaged one is replaced.
+func convertParams(ctx context.Context, dir, officialDir, shapes string, checker groth16.SubgroupChecker, dft groth16.G1DFT, stdout io.Writer) error {
+	progress := groth16.ProgressLines(stdout)
+	for _, name := range strings.Split(shapes, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		s, err := porep.ShapeByName(name)
+		if err != nil {
+			return err
+		}
+		start := time.Now()
+		var path, digest, stateDir string
+		if s.Test {
+			path = circuit.ParamsPath(dir, name)
+			if digest, err = ceremony.FileDigest(ctx, path, nil); err != nil {
+				return fmt.Errorf("%s: %w (make the parameters first: c2-params -dir %s -shapes %s)", name, err, dir, name)
+			}
+		} else {
+			sc, err := ceremony.CheckShape(ctx, officialDir, s, ceremony.CheckOptions{StateDir: dir, Progress: progress, Subgroup: checker})
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			path, digest, stateDir = sc.Paths.Params, sc.Params.Marker.Digest, dir
+		}
+		c, err := circuit.ForShape(s)
+		if err != nil {
+			return err
+		}
+		if s.Test {
+			if err := c.CheckFingerprint(ctx, circuit.FingerprintPath(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("%s: %s: %w", name, path, err)
+			}
+		}
+		counts := ceremony.CircuitCounts(c.Circuit())
+		if err := ceremony.CheckParamsCounts(path, counts); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		hf, at, err := ceremony.LoadHFile(ctx, path, digest, counts, stateDir)
+		if err == nil {
+			fmt.Fprintf(stdout, "%s: H file %s present and valid (digest %s)\n", name, at, hf.Digest)
+			continue
+		}
+		if !errors.Is(err, ceremony.ErrNoHFile) {
+			fmt.Fprintf(stdout, "%s: %v: making it again\n", name, err)
+		}
+		at, d, err := ceremony.ConvertH(ctx, path, digest, c.Template(), ceremony.ConvertOptions{StateDir: stateDir, DFT: dft, Progress: progress})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		st, err := os.Stat(at)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: wrote H file %s (%d bytes, digest %s) in %.1fs\n", name, at, st.Size(), d, time.Since(start).Seconds())
 	}
 	return nil
 }

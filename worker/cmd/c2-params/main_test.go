@@ -118,3 +118,17 @@ func TestCheck(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, after, "-check writes nothing")
 }
+
+// -convert-h needs the parameters it converts: without them it names the
+// command that makes them, and writes nothing. (The conversion itself is
+// tested in pkg/groth16 and pkg/porep/ceremony: a test shape's domain
+// takes the CPU DFT minutes.)
+func TestConvertHNeedsParams(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"-convert-h", "-dir", dir, "-shapes", "test-micro", "-backend", "cpu"}, &out, io.Discard)
+	require.ErrorContains(t, err, "make the parameters first: c2-params -dir "+dir+" -shapes test-micro")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}
