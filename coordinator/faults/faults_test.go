@@ -1,8 +1,8 @@
 package faults_test
 
 import (
+	"context"
 	"os"
-
 	"strings"
 	"syscall"
 	"testing"
@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/c2cluster/c2cluster/coordinator/server"
-
 	"github.com/c2cluster/c2cluster/pkg/jobstore"
 	"github.com/c2cluster/c2cluster/pkg/porep/poreptest"
 	"github.com/c2cluster/c2cluster/pkg/queue"
 	"github.com/c2cluster/c2cluster/pkg/telemetry"
+	c2clusterv1 "github.com/c2cluster/c2cluster/proto/c2cluster/v1"
 )
 
 // submitMany submits n sealed C1 outputs (seeds from seed on) and returns
@@ -43,14 +43,20 @@ func (c *cluster) doneCount(ids []string) int {
 	return n
 }
 
-// A Redis outage (the server SIGKILLed, started again after the outage on
-// the same port from its append-only file) in the middle of a 20-job run:
-// workers hold their partitions (no delivery spent), keep proofs finished
-// meanwhile and record them when Redis is back; the coordinator answers
-// /healthz 503 naming Redis and sets c2_dependency_up{dependency="redis"}
-// to 0 meanwhile; every job ends done with a verified proof. The outage
-// lasts 60 s, 5 min with C2_FAULTS_LONG=1.
-func TestRedisOutageDuringTwentyJobs(t *testing.T) {
+// Redis and NATS outages in the middle of one 20-job run. Redis first: the
+// server SIGKILLed and started again after 60 s (5 min with
+// C2_FAULTS_LONG=1) on the same port from its append-only file; workers
+// hold their partitions (no delivery spent), keep proofs finished
+// meanwhile and record them when Redis is back. Then NATS, with the jobs
+// that are left: stopped and started again at once (a restart), then
+// stopped for 5 s; JetStream's streams, consumers and pending deliveries
+// survive on disk and the clients reconnect by themselves. During each
+// outage the coordinator's /healthz answers 503 naming the dependency and
+// c2_dependency_up is 0 for it; a submission while NATS is down is
+// refused and stores nothing. Every job ends done with a verified proof,
+// no partition runs out of deliveries, and each process says once per
+// outage that a dependency is unreachable.
+func TestRedisAndNATSOutagesDuringTwentyJobs(t *testing.T) {
 	outage := 60 * time.Second
 	if os.Getenv("C2_FAULTS_LONG") == "1" {
 		outage = 5 * time.Minute
@@ -75,6 +81,41 @@ func TestRedisOutageDuringTwentyJobs(t *testing.T) {
 	c.redis.start()
 	t.Logf("Redis down for %v with %d/%d jobs done", time.Since(down).Round(time.Second), before, len(ids))
 
+	// A NATS restart once a job has finished since Redis came back.
+	waitFor(t, "a job to finish after Redis is back", 3*time.Minute, func() bool { return c.doneCount(ids) > before })
+	c.nats.stop()
+	c.nats.start()
+	restarted := c.doneCount(ids)
+	waitFor(t, "a job to finish after the NATS restart", 3*time.Minute, func() bool { return c.doneCount(ids) > restarted })
+
+	// A NATS outage.
+	before = c.doneCount(ids)
+	require.Less(t, before, len(ids), "the NATS outage must come while jobs are in flight")
+	c.nats.stop()
+	down = time.Now()
+	waitFor(t, "/healthz to answer 503 naming nats", 10*time.Second, func() bool {
+		code, body := c.healthz()
+		return code == 503 && strings.Contains(body, "nats")
+	})
+	detected := time.Since(down)
+	require.Equal(t, 0.0, c.dependencyUp(telemetry.DepNATS))
+	require.Equal(t, 1.0, c.dependencyUp(telemetry.DepRedis))
+	sctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+	_, err := c.api.Submit(sctx, &c2clusterv1.SubmitRequest{C1Json: poreptest.SealedC1(t, testShape, 1100)})
+	cancel()
+	require.Error(t, err, "a submission while NATS is down is refused")
+	time.Sleep(natsOutage - time.Since(down)) // the outage itself
+	c.nats.start()
+	up := time.Now()
+	waitFor(t, "/healthz to answer 200 after NATS is back", 20*time.Second, func() bool {
+		code, _ := c.healthz()
+		return code == 200
+	})
+	t.Logf("NATS down %v with %d/%d jobs done: /healthz said so after %v, answered 200 %v after NATS was back",
+		natsOutage, before, len(ids), detected.Round(10*time.Millisecond), time.Since(up).Round(10*time.Millisecond))
+	require.Equal(t, 1.0, c.dependencyUp(telemetry.DepNATS))
+
+	// The refused submission stored nothing: the store holds the 20 jobs.
 	st := c.settled(ids, 8*time.Minute) // generous: 20 test-micro jobs on 2 busy cores
 	c.requireOutcome(docs, st)
 	code, body := c.healthz()
@@ -87,7 +128,22 @@ func TestRedisOutageDuringTwentyJobs(t *testing.T) {
 	}
 	require.LessOrEqual(t, gaugeValue(t, c.srv.Metrics(), "c2_failures_total", "reason", "max_deliver"), 0.0,
 		"no partition ran out of deliveries")
+	// The coordinator says once per outage that a dependency is down (the
+	// NATS restart too, when a check fell in it); its assembler and
+	// dead-letter loops say that their fetches or messages fail once per
+	// loop and outage, not once per retry.
+	log := c.logs.String()
+	require.Equal(t, 1, strings.Count(log, "redis is unreachable"), "coordinator log")
+	n := strings.Count(log, "nats is unreachable")
+	require.GreaterOrEqual(t, n, 1, "coordinator log")
+	require.LessOrEqual(t, n, 2, "coordinator log")
+	require.LessOrEqual(t, strings.Count(log, "queue: control message failed"), 6, "coordinator log")
+	require.LessOrEqual(t, strings.Count(log, "queue: fetch failed"), 4, "coordinator log")
 }
+
+// natsOutage is how long TestRedisAndNATSOutagesDuringTwentyJobs keeps
+// NATS down.
+const natsOutage = 5 * time.Second
 
 // A worker SIGKILLed in the middle of a partition: the partition goes back
 // to the queue when its lease (AckWait, default 15 s, kept alive by the
@@ -137,4 +193,38 @@ func TestPurgedTasksRecoveredByWatchdog(t *testing.T) {
 	c.requireOutcome(docs, st)
 	require.Equal(t, 2.0, gaugeValue(t, c.srv.Metrics(), "c2_watchdog_repairs_total", "kind", "republished"),
 		"both partitions republished once")
+}
+
+// A worker SIGKILLed in the middle of a partition and started again under
+// the same id (systemd's restart, a rescheduled pod) releases the delivery
+// its predecessor held, recorded in its registration: the partition is
+// proved again at once, not after the lease (AckWait, a minute here) runs
+// out.
+func TestWorkerRestartedUnderSameIDReleasesItsPartition(t *testing.T) {
+	c := newCluster(t, queue.Config{AckWait: time.Minute}, server.WatchdogConfig{Interval: time.Second})
+	docs, ids := c.submitMany(1, 2500)
+	victim := c.startWorker("w-same", "block:"+"prove")
+	var held string
+	waitFor(t, "the worker to hold a partition and record its delivery", time.Minute, func() bool {
+		if w := c.registered("w-same"); w != nil && len(w.Current) == 1 && len(w.Held) == 1 {
+			held = w.Current[0]
+			return true
+		}
+		return false
+	})
+	_, part, err := queue.ParseMsgID(held)
+	require.NoError(t, err)
+	victim.kill(t)
+	killed := time.Now()
+	c.startWorker("w-same", "")
+	waitFor(t, "the partition to be delivered again", c.qcfg.AckWait, func() bool {
+		a, err := c.store.Attempt(c.ctx, ids[0], part)
+		return err == nil && a >= 2
+	})
+	back := time.Since(killed)
+	t.Logf("partition %d back %v after the SIGKILL, the worker restarted under its id (AckWait %v)", part, back.Round(100*time.Millisecond), c.qcfg.AckWait)
+	// The lease alone would hold it at least 3/4 of AckWait (45 s) after
+	// the last heartbeat.
+	require.Less(t, back, c.qcfg.AckWait/2)
+	c.requireOutcome(docs, c.settled(ids, 2*time.Minute))
 }

@@ -345,9 +345,15 @@ type workerProc struct {
 // has registered.
 func (c *cluster) startWorker(id, hook string) *workerProc {
 	c.t.Helper()
+	return c.startWorkerWith(id, hook, paramsDir)
+}
+
+// startWorkerWith is startWorker with the worker's parameter folder.
+func (c *cluster) startWorkerWith(id, hook, params string) *workerProc {
+	c.t.Helper()
 	args := []string{
 		"-id", id, "-nats", c.nats.url(), "-redis", c.redis.addr, "-redis-prefix", c.prefix,
-		"-shapes", testShape, "-params-dir", paramsDir, "-trusted-params", "-backend", "cpu",
+		"-shapes", testShape, "-params-dir", params, "-trusted-params", "-backend", "cpu",
 		"-gpu-workers-per-device", "1", "-metrics-listen", "off", "-heartbeat-interval", "500ms",
 		"-retry-delay", "100ms", "-ack-wait", c.qcfg.AckWait.String(), "-max-deliver", strconv.Itoa(c.qcfg.MaxDeliver),
 		"-log-level", "info",
