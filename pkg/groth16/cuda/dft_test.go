@@ -220,14 +220,25 @@ func TestDFTG1Refusals(t *testing.T) {
 // forward and inverse, at 2^12 (2^7 emulated).
 func TestDFTG1MatchesCPU(t *testing.T) {
 	b := newTestBackend(t, ResidencyAuto)
+	lib, dev := gpu(t)
+	// The DFT c2-params -convert-h takes (SelectDFT), on the test's device.
+	selected, why, err := SelectDFT(ModeCUDA, Config{LibraryPath: lib.Path(), Device: dev})
+	require.NoError(t, err)
+	require.Contains(t, why, "on device")
 	n := 1 << sized(12, 7)
 	in := dftInputs(rand.New(rand.NewPCG(28, 4)), n)
-	for _, inverse := range []bool{false, true} {
-		want := append([]curve.G1Affine(nil), in...)
-		got := append([]curve.G1Affine(nil), in...)
-		require.NoError(t, groth16.CPUDFTG1(context.Background(), want, inverse))
-		var dft groth16.G1DFT = b.DFTG1
-		require.NoError(t, dft(context.Background(), got, inverse))
-		requirePointsEqual(t, want, got, fmt.Sprintf("n = %d, inverse %v", n, inverse))
+	for name, dft := range map[string]groth16.G1DFT{"Backend.DFTG1": b.DFTG1, "SelectDFT": selected} {
+		for _, inverse := range []bool{false, true} {
+			want := append([]curve.G1Affine(nil), in...)
+			got := append([]curve.G1Affine(nil), in...)
+			require.NoError(t, groth16.CPUDFTG1(context.Background(), want, inverse))
+			require.NoError(t, dft(context.Background(), got, inverse))
+			requirePointsEqual(t, want, got, fmt.Sprintf("%s, n = %d, inverse %v", name, n, inverse))
+		}
 	}
+	_, why, err = SelectDFT(ModeCPU, Config{})
+	require.NoError(t, err)
+	require.Contains(t, why, "on the CPU")
+	_, _, err = SelectDFT("gpu", Config{})
+	require.ErrorContains(t, err, `"gpu"`)
 }

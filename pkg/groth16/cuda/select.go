@@ -87,3 +87,18 @@ func SelectSubgroupChecker(mode string, cfg Config) (groth16.SubgroupChecker, st
 	d := b.Device()
 	return b.SubgroupChecker(), fmt.Sprintf("parameters: subgroup checks on device %d (%s)", d.Index, d.Name), nil
 }
+
+// SelectDFT returns the group DFT for groth16.ConvertHCosetLagrange in mode
+// (groth16.CPUDFTG1 when the CPU is chosen) and a line saying which and
+// why, like Select.
+func SelectDFT(mode string, cfg Config) (groth16.G1DFT, string, error) {
+	b, noGPU, err := pick(mode, cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	if b == nil {
+		return groth16.CPUDFTG1, "conversion: group DFTs on the CPU (hours at 2^27 points): " + cpuWhy(noGPU), nil
+	}
+	d := b.Device()
+	return b.DFTG1, fmt.Sprintf("conversion: group DFTs on device %d (%s)", d.Index, d.Name), nil
+}

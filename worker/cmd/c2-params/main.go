@@ -78,7 +78,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dir := fs.String("dir", envOr("C2_PARAMS_DIR", "params"), "folder of <shape>.params and <shape>.vk ($C2_PARAMS_DIR)")
 	shapes := fs.String("shapes", envOr("C2_SHAPES", porep.TestShapeDefault), "comma-separated shapes ($C2_SHAPES)")
 	officialDir := fs.String("official-dir", ceremony.Dir(), "Filecoin's parameter folder, for -check of official shapes ($"+ceremony.EnvDir+")")
-	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications (and -check's subgroup checks) run: auto, cpu or cuda ($C2_BACKEND)")
+	backend := fs.String("backend", envOr("C2_BACKEND", cuda.ModeAuto), "where the fixed-base multiplications (and -check's subgroup checks, -convert-h's group DFTs) run: auto, cpu or cuda ($C2_BACKEND)")
 	cudaLib := fs.String("cuda-library", os.Getenv("C2_CUDA_LIBRARY"), "path of libc2groth16.so ($C2_CUDA_LIBRARY; default $C2G_CUDA_LIB, then the loader's path)")
 	convertH := fs.Bool("convert-h", false, "make each shape's H file: its parameter file's key converted to coset-Lagrange form (checked first as -check does; kept when present and valid), beside the file or in -dir when that folder is read-only")
 	check := fs.Bool("check", false, "make nothing: check the parameters present as a worker with trusted_params: false does (every point in its subgroup, sections, fingerprint, .vk) and report each shape")
@@ -92,7 +92,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, why)
 		if *convertH {
-			return convertParams(ctx, *dir, *officialDir, *shapes, checker, groth16.CPUDFTG1, stdout)
+			dft, why, err := cuda.SelectDFT(*backend, cuda.Config{LibraryPath: *cudaLib})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, why)
+			return convertParams(ctx, *dir, *officialDir, *shapes, checker, dft, stdout)
 		}
 		return checkParams(ctx, *dir, *officialDir, *shapes, checker, stdout)
 	}
