@@ -9,6 +9,11 @@
 // -params-dir when they are there and fit the circuit, else generated in
 // memory with fresh random toxic waste (the fixed-base multiplications on
 // the GPU when the backend is cuda) and written only with -write-params.
+// With -h-form converted they are generated in bellperson's monomial form
+// and converted to coset-Lagrange form by groth16.ConvertHCosetLagrange
+// (the group DFTs on the GPU when there is one), timed stage by stage; the
+// first partition is then proved with both keys, the same r and s, and
+// must give the same bytes.
 // The partitions are proved by the worker's own code: worker/node's Prover
 // (backend selection, parameters resident per device, the device
 // interlock, slots = devices × gpu_workers_per_device) and its slots'
@@ -109,6 +114,8 @@ type options struct {
 	trusted      bool
 	setupSeed    string
 	hForm        groth16.HForm
+	convert      bool // -h-form converted: generate monomial, convert (hForm is HMonomial)
+	sameProof    bool
 	jsonPath     string
 	memLimit     memlimit.Setting
 	quiet        bool
@@ -141,7 +148,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.trusted, "trusted-params", false, "skip the subgroup check of parameters read from -params-dir (on the device when -backend selects one: ~30 s at 32 GiB; ~21 min on 16 CPU cores)")
 	fs.StringVar(&o.setupSeed, "setup-seed", "", "make the generated toxic waste deterministic (tests only: whoever knows the seed can forge proofs)")
 	var hForm string
-	fs.StringVar(&hForm, "h-form", "auto", "H query of parameters generated in memory: coset-lagrange (the prover's H path in four NTTs instead of six; same proofs and verifying key), monomial (bellperson's layout, the only one -write-params can write), or auto (coset-lagrange, monomial with -write-params); parameters read from -params-dir are monomial")
+	fs.StringVar(&hForm, "h-form", "auto", "H query of parameters generated in memory: coset-lagrange (the prover's H path in four NTTs instead of six; same proofs and verifying key), monomial (bellperson's layout, the only one -write-params can write), converted (generated monomial, then converted to coset-lagrange by groth16.ConvertHCosetLagrange with the group DFTs on the GPU when the backend finds one, timed), or auto (coset-lagrange, monomial with -write-params); parameters read from -params-dir are monomial")
+	fs.BoolVar(&o.sameProof, "same-proof", true, "with -h-form converted: prove partition 0 with the monomial and the converted key, the same r and s, on the selected backend, and stop unless the bytes are identical")
 	fs.StringVar(&o.jsonPath, "json", "", "write everything measured to this JSON file")
 	var memLimit string
 	fs.StringVar(&memLimit, "mem-limit", "auto", "Go soft memory limit: auto (90% of the host's or cgroup's memory unless $GOMEMLIMIT is set), off, or bytes (e.g. 120GiB)")
@@ -161,7 +169,9 @@ Input, unless -c1 names a real C1 output:
 
 Parameters: read from -params-dir when present and made for this circuit,
 otherwise generated in memory with fresh random toxic waste (GOOD FOR THIS
-BENCHMARK ONLY), written to -params-dir only with -write-params.
+BENCHMARK ONLY), written to -params-dir only with -write-params;
+-h-form converted generates them monomial, converts them to coset-Lagrange
+form (timed) and proves partition 0 with both keys (-same-proof).
 
 Flags:
 `, sealer.SparseC1Help)
@@ -173,9 +183,13 @@ Flags:
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
+	sameProofSet := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "shape" {
+		switch f.Name {
+		case "shape":
 			o.shapeSet = true
+		case "same-proof":
+			sameProofSet = true
 		}
 	})
 	if _, err := porep.ShapeByName(o.shape); err != nil && o.c1Path == "" {
@@ -223,6 +237,14 @@ Flags:
 		o.hForm = groth16.HMonomial
 	case hForm == "auto":
 		o.hForm = groth16.HCosetLagrange
+	case hForm == "converted":
+		if o.writeParams {
+			return nil, usagef("-h-form converted: -write-params writes bellperson's layout, which holds only a monomial H query (c2-params -convert-h converts a written .params file)")
+		}
+		if o.paramsDir != "" {
+			return nil, usagef("-h-form converted converts parameters generated in memory; -params-dir reads them from files (c2-params -convert-h converts a .params file into the H file a worker proves with)")
+		}
+		o.hForm, o.convert = groth16.HMonomial, true
 	default:
 		if o.hForm, err = groth16.ParseHForm(hForm); err != nil {
 			return nil, usagef("-h-form: %v", err)
@@ -230,6 +252,9 @@ Flags:
 		if o.writeParams && o.hForm != groth16.HMonomial {
 			return nil, usagef("-h-form %s: -write-params writes bellperson's layout, which holds only a monomial H query", hForm)
 		}
+	}
+	if sameProofSet && !o.convert {
+		return nil, usagef("-same-proof checks the conversion of -h-form converted; -h-form is %s", hForm)
 	}
 	if o.memLimit, err = memlimit.Parse(memLimit); err != nil {
 		return nil, usagef("-mem-limit: %v", err)
@@ -317,11 +342,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	sp, err := b.params(ctx, compiled)
 	if err != nil {
-		return err
+		return b.cut(stdout, "params", err)
 	}
 	p, err := b.prover(ctx, sp)
 	if err != nil {
-		return err
+		return b.cut(stdout, "prover", err)
 	}
 	defer p.Close()
 
@@ -352,16 +377,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			break
 		}
 	}
-	b.rep.TotalWall = time.Since(b.started).Seconds()
-	if err := b.mem.VRAMError(); err != nil {
-		b.note("VRAM sampling failed at times: %v", err)
-	}
-	printTable(stdout, b.rep)
-	if o.jsonPath != "" {
-		if err := writeJSON(o.jsonPath, b.rep); err != nil {
-			return err
-		}
-		b.printf("wrote %s", o.jsonPath)
+	if err := b.report(stdout); err != nil {
+		return err
 	}
 	if cut != nil {
 		return cut
@@ -370,6 +387,37 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %d of %d did not verify (see the table and -json)", errVerification, b.rep.Failures, b.rep.Failures+b.rep.Proofs)
 	}
 	return nil
+}
+
+// report prints the table and writes the JSON (-json).
+func (b *bench) report(stdout io.Writer) error {
+	b.rep.TotalWall = time.Since(b.started).Seconds()
+	if err := b.mem.VRAMError(); err != nil {
+		b.note("VRAM sampling failed at times: %v", err)
+	}
+	printTable(stdout, b.rep)
+	if b.o.jsonPath != "" {
+		if err := writeJSON(b.o.jsonPath, b.rep); err != nil {
+			return err
+		}
+		b.printf("wrote %s", b.o.jsonPath)
+	}
+	return nil
+}
+
+// cut ends the command before any run: the stage that failed (a deadline,
+// a signal, a conversion whose proof differs) and why go into the table
+// and the JSON with what was measured until then; err is returned.
+func (b *bench) cut(stdout io.Writer, stage string, err error) error {
+	if !strings.HasPrefix(err.Error(), stage+":") {
+		err = fmt.Errorf("%s: %w", stage, err)
+	}
+	b.rep.Interrupted = err.Error() + "; no run started"
+	b.rep.Verified = false
+	if rerr := b.report(stdout); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 // runConfig proves the job once with the interlock mode and workers per
@@ -619,6 +667,14 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 		return nil, fmt.Errorf("params: setup: %w", err)
 	}
 	pr.Seconds = time.Since(start).Seconds()
+	if o.convert {
+		pr.Peaks = b.mem.Peaks() // the setup's; the conversion has its own
+		b.printf("params: generated in %.1fs, H in monomial form", pr.Seconds)
+		if pk, err = b.convert(ctx, compiled, pk, dev); err != nil {
+			return nil, err
+		}
+		pr.HForm = pk.HForm.String()
+	}
 	sp, err := node.NewShapeParams(name, compiled, pk)
 	if err != nil {
 		return nil, err
@@ -630,7 +686,9 @@ func (b *bench) params(ctx context.Context, compiled *circuit.Compiled) (*node.S
 			return nil, err
 		}
 	}
-	pr.Peaks = b.mem.Peaks()
+	if !o.convert {
+		pr.Peaks = b.mem.Peaks()
+	}
 	runtime.GC()
 	debug.FreeOSMemory() // the setup's scalars and tables: gone before proving
 	pr.HeapAfter = heapLive()

@@ -86,9 +86,15 @@ type Params struct {
 	Why        string `json:"why"`
 	ToxicWaste string `json:"toxic_waste,omitempty"`
 	FixedBase  string `json:"fixed_base,omitempty"`
-	// HForm is the H query's form (groth16.HForm): coset-lagrange or
-	// monomial.
+	// HForm is the H query's form (groth16.HForm) the partitions are
+	// proved with: coset-lagrange or monomial (with -h-form converted,
+	// coset-lagrange: the generated monomial key converted).
 	HForm string `json:"h_form"`
+	// ConvertSeconds is Convert.Seconds (-h-form converted; 0 otherwise).
+	ConvertSeconds float64 `json:"convert_seconds,omitempty"`
+	// Convert is the conversion of the generated monomial key (-h-form
+	// converted); nil otherwise.
+	Convert *Conversion `json:"convert,omitempty"`
 	// SubgroupCheck says where parameters read from -params-dir were
 	// subgroup-checked (empty with -trusted-params or when generated).
 	SubgroupCheck string  `json:"subgroup_check,omitempty"`
@@ -98,6 +104,64 @@ type Params struct {
 	Bytes         int64   `json:"bytes"`
 	Peaks         Peaks   `json:"peaks"`
 	HeapAfter     int64   `json:"heap_after_bytes"`
+}
+
+// Conversion is -h-form converted: the generated monomial key converted
+// to coset-Lagrange form (groth16.ConvertHCosetLagrange).
+type Conversion struct {
+	// DFT says where the two group DFTs ran (cuda.SelectDFT).
+	DFT string `json:"dft"`
+	// Seconds is the whole conversion; Seconds of Setup is Params.Seconds.
+	Seconds float64 `json:"seconds"`
+	// DFTSeconds is each call of the group DFT (two: H' and M), timed
+	// around the call; DFTPoints their size (the domain).
+	DFTSeconds []float64 `json:"dft_s"`
+	DFTPoints  int       `json:"dft_points"`
+	// Stages is each progress stage of the conversion ("scale", "dft",
+	// "c matrix", "fold") from its first report to its end; StageOrder
+	// the order they started in (a stage there but not in Stages did not
+	// finish).
+	Stages     map[string]float64 `json:"stages_s"`
+	StageOrder []string           `json:"stage_order"`
+	// Progress is each stage's last report: units done of its total, and
+	// the seconds since the stage began (the rate of one cut short).
+	Progress map[string]StageProgress `json:"progress"`
+	Peaks    Peaks                    `json:"peaks"`
+	// FreedBytes is the monomial key's H and L, dropped once converted
+	// (and, with the same-proof check, once proved with).
+	FreedBytes int64 `json:"monomial_h_l_freed_bytes"`
+	// HeapAfter is the live heap after dropping them (after a GC).
+	HeapAfter int64 `json:"heap_after_bytes"`
+	// SameProof is the check of partition 0 (-same-proof); nil without it.
+	SameProof *SameProof `json:"same_proof,omitempty"`
+}
+
+// StageProgress is a conversion stage's last progress report.
+type StageProgress struct {
+	Done    int64   `json:"done"`
+	Total   int64   `json:"total"`
+	Seconds float64 `json:"seconds"`
+}
+
+// SameProof is partition 0 proved with the monomial and the converted key,
+// the same r and s, on the selected backend.
+type SameProof struct {
+	Partition int    `json:"partition"`
+	Backend   string `json:"backend"`
+	// Identical: the two proofs' bytes are the same; Verified: the
+	// converted key's proof verifies against the partition's public inputs.
+	Identical bool `json:"identical"`
+	Verified  bool `json:"verified"`
+	// Monomial and Converted are the two proofs (192 bytes, hex).
+	Monomial  string `json:"monomial_proof"`
+	Converted string `json:"converted_proof"`
+	// Loading each key on the backend and proving with it.
+	MonomialLoad   float64 `json:"monomial_load_s"`
+	MonomialProve  float64 `json:"monomial_prove_s"`
+	ConvertedLoad  float64 `json:"converted_load_s"`
+	ConvertedProve float64 `json:"converted_prove_s"`
+	Seconds        float64 `json:"seconds"`
+	Peaks          Peaks   `json:"peaks"`
 }
 
 // Backend is the prover as the worker selected it.
@@ -262,6 +326,22 @@ func printTable(w io.Writer, r *Report) {
 	fmt.Fprintf(w, "c2-bench: shape %s, %s; backend %s %v (%s)\n", r.Shape, r.Input.Label, r.Backend.Name, r.Backend.Devices, r.Backend.Residency)
 	fmt.Fprintf(w, "circuit %d constraints (compile %.1fs, peak heap %s GiB); params %s in %.1fs (%s GiB)\n",
 		r.Circuit.Constraints, r.Circuit.CompileSeconds, gib(r.Circuit.Peaks.Heap), r.Params.Source, r.Params.Seconds, gib(r.Params.Bytes))
+	if c := r.Params.Convert; c != nil {
+		fmt.Fprintf(w, "converted to coset-Lagrange in %.1fs (%s; %s); peak RSS %s GiB\n",
+			c.Seconds, c.stageLine(), c.DFT, gib(max(c.Peaks.RSSHWM, c.Peaks.RSSSampled)))
+		if sp := c.SameProof; sp != nil {
+			verdict := "DIFFERENT"
+			switch {
+			case sp.Identical && sp.Verified:
+				verdict = "identical, verified"
+			case sp.Identical:
+				verdict = "identical, NOT verified"
+			case sp.Converted == "":
+				verdict = "not finished"
+			}
+			fmt.Fprintf(w, "same proof of partition %d, monomial and converted key, same r and s on %s: %s\n", sp.Partition, sp.Backend, verdict)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "interlock\tw/dev\tslots\tparts\twall s\tparts/min\tsteady/min\tlat med s\tlat max s\tsynth s\tsynth core-s\tdev s/part\tupload s\tcompute s\twait med s\twait max s\tdev busy\tRSS/live peak GiB\tVRAM peak GiB\tverified\t")
 	for _, run := range r.Runs {
