@@ -124,6 +124,13 @@ fi
 
 if [ "${1:-}" = images ]; then say "images ready"; exit 0; fi
 
+# Podman must be able to start a container before compose can: on hosts
+# where crun cannot handle the cgroups or runc cannot raise the hard
+# rlimits Podman asks for, /etc/containers/containers.conf needs runtime,
+# cgroup_manager and default_ulimits (docs/operations.md).
+podman run --rm --network none "$base" true >"$work/smoke.log" 2>&1 \
+  || { cat "$work/smoke.log" >&2; say "podman cannot start a container here (see /etc/containers/containers.conf: runtime = \"runc\", cgroup_manager = \"cgroupfs\", default_ulimits)"; exit 3; }
+
 # --- Docker API and compose ------------------------------------------------
 started_service=
 hc_pid=
@@ -189,23 +196,38 @@ fi
 ) &
 hc_pid=$!
 
-# The file publishes fixed host ports (127.0.0.1): a host nats-server or
-# redis-server on them makes those containers fail to start.
-busy=
-for port in 4222 8222 6379 16686 4317 8080 9090; do
-  if ss -Hltn "sport = :$port" 2>/dev/null | grep -q .; then
-    busy="$busy $port($(ss -Hltnp "sport = :$port" | grep -o 'users:(("[^"]*"' | head -n1 | cut -d'"' -f2))"
+# Published host ports: docker-compose.yml takes each from a variable
+# (default: the service's own port). A port that a host service already
+# holds (a host nats-server on 4222, redis-server on 6379) is replaced by the
+# next free one; ports set in the environment are used as they are.
+taken=" "
+port_free() { ! ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && [[ "$taken" != *" $1 "* ]]; }
+for spec in C2_NATS_PORT:4222 C2_NATS_HTTP_PORT:8222 C2_REDIS_PORT:6379 C2_JAEGER_PORT:16686 \
+            C2_OTLP_PORT:4317 C2_API_PORT:8080 C2_PROMETHEUS_PORT:9090; do
+  var="${spec%%:*}" port="${spec#*:}"
+  if [ -z "${!var:-}" ]; then
+    while ! port_free "$port"; do port=$((port + 1)); done
+    export "$var=$port"
   fi
+  taken="$taken${!var} "
 done
-[ -z "$busy" ] || { say "host ports the compose file publishes are taken:$busy; stop those services first"; exit 3; }
+api="http://127.0.0.1:$C2_API_PORT" jaeger_api="http://127.0.0.1:$C2_JAEGER_PORT" prom="http://127.0.0.1:$C2_PROMETHEUS_PORT"
+say "published ports: API $C2_API_PORT, NATS $C2_NATS_PORT (monitor $C2_NATS_HTTP_PORT), Redis $C2_REDIS_PORT, Jaeger $C2_JAEGER_PORT (OTLP $C2_OTLP_PORT), Prometheus $C2_PROMETHEUS_PORT"
 
 up=1
+# One image at a time: the params, coordinator and worker builds share the
+# Go module and build caches (the Dockerfiles' cache mounts), so each one
+# after the first compiles only its own packages; three at once on a small
+# host would compile everything three times over.
+say "compose build (one image at a time): params, coordinator, worker-cpu"
+COMPOSE_PARALLEL_LIMIT=1 compose build params coordinator worker-cpu >"$work/compose-build.log" 2>&1 \
+  || { tail -n 40 "$work/compose-build.log" >&2; fail "compose build"; }
 say "compose up -d --build ${services[*]}"
 compose up -d --build "${services[@]}" >"$work/up.log" 2>&1 \
   || { tail -n 40 "$work/up.log" >&2; podman ps -a >&2 || true; fail "compose up"; }
 
 deadline=$((SECONDS + 300))
-until curl -fsS -o /dev/null http://127.0.0.1:8080/healthz 2>/dev/null; do
+until curl -fsS -o /dev/null "$api/healthz" 2>/dev/null; do
   [ $SECONDS -lt $deadline ] || { podman ps -a >&2; fail "coordinator /healthz did not answer within 300 s"; }
   sleep 1
 done
@@ -214,44 +236,49 @@ podman ps -a --filter label=com.docker.compose.project=c2cluster --format '{{.Na
 
 # --- one job end to end ----------------------------------------------------
 go build -o "$work/coordinator" ./coordinator
-rm -f "$work/x.c1.json" "$work/proof.bin"
-"$work/coordinator" seal -shape test-micro -out "$work/x.c1.json" >/dev/null 2>"$work/seal.log" \
+# The cluster's verifying key, from the params volume (through the
+# coordinator container, which mounts it): the client checks the proof it
+# receives with it, and `coordinator verify` checks it again.
+rm -rf "$work/params" "$work/x.c1.json" "$work/proof.bin"; mkdir -p "$work/params"
+ctr="$(podman ps -q --filter label=com.docker.compose.project=c2cluster --filter label=com.docker.compose.service=coordinator | head -n1)"
+podman cp "$ctr:/params/test-micro.vk" "$work/params/test-micro.vk" || fail "copying test-micro.vk out of the coordinator"
+# A plain C1 output does not name its miner and sector: the same ones go to
+# seal, prove and verify.
+sector=(-miner f01000 -sector 1)
+"$work/coordinator" seal -shape test-micro "${sector[@]}" -out "$work/x.c1.json" >/dev/null 2>"$work/seal.log" \
   || { cat "$work/seal.log" >&2; fail "seal"; }
 say "sealed test-micro: $work/x.c1.json"
 p0=$SECONDS
-"$work/coordinator" prove -addr http://127.0.0.1:8080 -c1 "$work/x.c1.json" -out "$work/proof.bin" \
+"$work/coordinator" prove -addr "$api" -c1 "$work/x.c1.json" "${sector[@]}" -params-dir "$work/params" -out "$work/proof.bin" \
   >"$work/prove.out" 2>"$work/prove.log" || { cat "$work/prove.log" >&2; fail "prove"; }
 job="$(awk '/^submitted job/ {sub(":", "", $3); print $3; exit}' "$work/prove.log")"
-say "proved job $job through 127.0.0.1:8080 in $((SECONDS - p0)) s ($(stat -c %s "$work/proof.bin") bytes)"
+say "proved job $job through $api in $((SECONDS - p0)) s ($(stat -c %s "$work/proof.bin") bytes)"
 
-rm -rf "$work/params"; mkdir -p "$work/params"
-ctr="$(podman ps -q --filter label=com.docker.compose.project=c2cluster --filter label=com.docker.compose.service=coordinator | head -n1)"
-podman cp "$ctr:/params/test-micro.vk" "$work/params/test-micro.vk" || fail "copying test-micro.vk out of the coordinator"
-"$work/coordinator" verify -c1 "$work/x.c1.json" -proof "$work/proof.bin" -shape test-micro \
+"$work/coordinator" verify -c1 "$work/x.c1.json" -proof "$work/proof.bin" -shape test-micro "${sector[@]}" \
   -params-dir "$work/params" >"$work/verify.log" 2>&1 || { cat "$work/verify.log" >&2; fail "the proof does not verify"; }
 say "proof verifies (coordinator verify, the params volume's test-micro.vk)"
 
-curl -fsS http://127.0.0.1:8080/ui/ -o "$work/ui.html" || fail "GET /ui/"
+curl -fsS "$api/ui/" -o "$work/ui.html" || fail "GET /ui/"
 grep -qi '<html' "$work/ui.html" || fail "/ui/ is not a web page"
-curl -fsS "http://127.0.0.1:8080/ui/api/jobs/$job" -o "$work/job.json" || fail "GET /ui/api/jobs/$job"
+curl -fsS "$api/ui/api/jobs/$job" -o "$work/job.json" || fail "GET /ui/api/jobs/$job"
 trace="$(jq -r '.. | objects | .trace_id? // empty' "$work/job.json" | head -n1)"
 [ -n "$trace" ] || fail "/ui/api/jobs/$job names no trace_id"
 say "web page /ui/ answers; job $job has trace $trace"
 
 deadline=$((SECONDS + 60))
-until curl -fsS "http://127.0.0.1:16686/api/traces/$trace" -o "$work/trace.json" 2>/dev/null \
+until curl -fsS "$jaeger_api/api/traces/$trace" -o "$work/trace.json" 2>/dev/null \
   && [ "$(jq -r '[.data[].processes[].serviceName] | unique | map(select(. == "c2-coordinator" or . == "c2-worker")) | length' "$work/trace.json")" = 2 ]; do
   [ $SECONDS -lt $deadline ] || fail "Jaeger's query API has no trace $trace with c2-coordinator and c2-worker spans"
   sleep 2
 done
 spans="$(jq '[.data[].spans[]] | length' "$work/trace.json")"
-say "Jaeger (127.0.0.1:16686/api/traces/$trace): $spans spans from c2-coordinator and c2-worker"
-curl -fsS "http://127.0.0.1:8080/ui/api/traces/$trace" -o "$work/ui-trace.json" \
+say "Jaeger ($jaeger_api/api/traces/$trace): $spans spans from c2-coordinator and c2-worker"
+curl -fsS "$api/ui/api/traces/$trace" -o "$work/ui-trace.json" \
   || fail "the coordinator's trace view (/ui/api/traces/$trace, Jaeger through the compose network)"
 say "the coordinator's /ui/api/traces/$trace reads it from jaeger:16686"
 
 deadline=$((SECONDS + 90))
-until curl -fsS http://127.0.0.1:9090/api/v1/targets -o "$work/targets.json" 2>/dev/null \
+until curl -fsS "$prom/api/v1/targets" -o "$work/targets.json" 2>/dev/null \
   && [ "$(jq -r '[.data.activeTargets[] | select(.health == "up") | .labels.job | select(. == "coordinator" or . == "worker")] | unique | length' "$work/targets.json")" = 2 ]; do
   [ $SECONDS -lt $deadline ] || { cat "$work/targets.json" >&2; fail "Prometheus does not scrape both the coordinator and the worker"; }
   sleep 3

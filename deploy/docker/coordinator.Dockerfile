@@ -3,10 +3,13 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+# The module and build caches persist between builds (BuildKit and Buildah
+# cache mounts), shared by the images that build from these sources.
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 # Pure Go: the CUDA binding's cgo part is not needed by the coordinator.
-RUN CGO_ENABLED=0 go build -trimpath -o /out/coordinator ./coordinator
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 go build -trimpath -o /out/coordinator ./coordinator
 # /params, the mount point of the "params" volume, owned by nonroot as in
 # setup.Dockerfile: whichever image mounts the volume first gives it its
 # owner, and c2-params (nonroot) must be able to write to it.

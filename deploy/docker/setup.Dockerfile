@@ -7,9 +7,12 @@
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+# The module and build caches persist between builds (BuildKit and Buildah
+# cache mounts), shared by the images that build from these sources.
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -o /out/c2-params ./worker/cmd/c2-params
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 go build -trimpath -o /out/c2-params ./worker/cmd/c2-params
 # /params, the mount point of the "params" volume, made here because the
 # runtime image has no shell: Docker and Podman give a new named volume the
 # owner and mode of the image's directory at its mount point, and without one

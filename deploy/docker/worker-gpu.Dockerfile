@@ -16,9 +16,12 @@ RUN CUDA_ARCH=${CUDA_ARCH} OUT_DIR=/out cuda/build.sh
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+# The module and build caches persist between builds (BuildKit and Buildah
+# cache mounts), shared by the images that build from these sources.
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
-RUN CGO_ENABLED=1 go build -trimpath -o /out/worker ./worker
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=1 go build -trimpath -o /out/worker ./worker
 
 # 3. Runtime: the CUDA runtime libraries, the worker and libc2groth16.so.
 FROM nvidia/cuda:${CUDA_VERSION}-runtime-ubuntu22.04
