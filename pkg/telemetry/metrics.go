@@ -67,7 +67,7 @@ type Metrics struct {
 	// "nats") and 0 while it does not (set through Dependencies).
 	DependencyUp *prometheus.GaugeVec
 	// RepairsTotal counts what the coordinator's watchdog repaired, by
-	// kind ("republished", "reproved").
+	// kind ("republished", "reproved", "assembly").
 	RepairsTotal *prometheus.CounterVec
 	// WorkersQuarantined is the number of workers quarantined (they take no
 	// work until an operator releases them).
@@ -157,7 +157,7 @@ func NewMetrics() *Metrics {
 			Namespace: "c2", Name: "dependency_up", Help: "1 while this process reaches the dependency (redis, nats), 0 while it does not.",
 		}, []string{"dependency"}),
 		RepairsTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "c2", Name: "watchdog_repairs_total", Help: "Partitions the coordinator's watchdog repaired, by kind (republished, reproved).",
+			Namespace: "c2", Name: "watchdog_repairs_total", Help: "Partitions and jobs the coordinator's watchdog repaired, by kind (republished, reproved; assembly: a job's assembly asked for again).",
 		}, []string{"kind"}),
 		WorkersQuarantined: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: "c2", Name: "workers_quarantined", Help: "Workers quarantined: they take no work until an operator releases them.",
