@@ -80,17 +80,25 @@ func TestProveWithTwoWorkers(t *testing.T) {
 
 	// Trace shape: submit → job → publish partition ×3 → partition ×3 →
 	// synthesize/gpu.compute/verify; assemble under job. One trace id.
+	// The assemble span ends after the job is recorded done, which is what
+	// the client saw: wait for it to be exported.
 	require.NotEmpty(t, st.TraceId)
-	count := map[string]int{}
-	for _, s := range exp.GetSpans() {
-		if s.SpanContext.TraceID().String() == st.TraceId {
-			count[s.Name]++
-		}
-	}
-	require.Equal(t, map[string]int{
+	want := map[string]int{
 		telemetry.SpanSubmit: 1, telemetry.SpanJob: 1, telemetry.SpanPublish: 3, telemetry.SpanPartition: 3,
 		telemetry.SpanSynthesize: 3, telemetry.SpanGPUCompute: 3, telemetry.SpanVerify: 3, telemetry.SpanAssemble: 1,
-	}, count)
+	}
+	count := map[string]int{}
+	spansOfJob := func() bool {
+		count = map[string]int{}
+		for _, s := range exp.GetSpans() {
+			if s.SpanContext.TraceID().String() == st.TraceId {
+				count[s.Name]++
+			}
+		}
+		return count[telemetry.SpanAssemble] > 0
+	}
+	require.Eventually(t, spansOfJob, 30*time.Second, 10*time.Millisecond, "the assemble span of trace %s", st.TraceId)
+	require.Equal(t, want, count)
 
 	// Status shows the finished job; the queue is empty.
 	status, err := co.client.Status(c.ctx, st.JobId)

@@ -248,9 +248,11 @@ func TestEndpointsFollowAJob(t *testing.T) {
 	require.EqualValues(t, 2, sub.Partitions)
 
 	var d jobDetail
-	poll(t, time.Minute, "a partition of the job in flight on the worker", func() bool {
+	// The worker registers the delivery as soon as it takes it, and
+	// starts the partition (the job proving) just after.
+	poll(t, time.Minute, "a partition of the job in flight on the worker, the job proving", func() bool {
 		c.getJSON("/ui/api/jobs/"+id, http.StatusOK, &d)
-		return len(d.InFlight) == 1
+		return len(d.InFlight) == 1 && d.Job.State == "proving"
 	})
 	require.Equal(t, id, d.Job.ID)
 	require.Equal(t, "proving", d.Job.State)
