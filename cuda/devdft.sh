@@ -2,10 +2,11 @@
 # One-shot device check of the G1 group DFT (c2g_dft_g1) on a GPU machine
 # with nvcc but no Go: builds libc2groth16.so there, runs the DFT tests
 # against gnark-crypto on the GPU (with the subgroup and arithmetic tests,
-# which share its sources), times the forward DFT at 2^20 (the window and
+# which share its sources), times the DFT as the ceremony H conversion runs
+# it (inverse, the input scaled on the device) at 2^20 (the window and
 # table variants), 2^24 and 2^27 (32 GiB's domain) — or, when 2^27 would
 # not end in the time left, at 2^26 or 2^25, extrapolated to 2^27 by the
-# number of twiddle multiplications and marked so — and prints a table.
+# number of scalar multiplications and marked so — and prints a table.
 # Logs and JSON go to $OUT (5 files).
 #
 # Expects, built on a machine with Go (15 MB, carried as .devbuild/dft):
@@ -72,8 +73,8 @@ bench() { # bench NAME LOG [ENV...]: one c2g-bench -dft run into $tmp/NAME.json,
 }
 # device ms of the run NAME (its only result)
 devms() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["device_ms"])' "$tmp/$1.json"; }
-# twiddle multiplications of a 2^L transform: (L - 2) 2^(L-1) + 1
-muls() { echo $(( ($1 - 2) * (1 << ($1 - 1)) + 1 )); }
+# scalar multiplications of a scaled 2^L transform: (L - 2) 2^(L-1) + 1 twiddles, 2^L scale
+muls() { echo $(( ($1 - 2) * (1 << ($1 - 1)) + 1 + (1 << $1) )); }
 
 vlog="${VARIANT_LOG:-20}"
 for w in 4 5; do
@@ -116,8 +117,8 @@ runs = {}
 for f in sorted(glob.glob(os.path.join(tmp, "*.json"))):
     runs[os.path.basename(f)[:-5]] = json.load(open(f))
 json.dump(runs, open(os.path.join(out, "dft-bench.json"), "w"), indent=1)
-muls = lambda l: (l - 2) * 2 ** (l - 1) + 1
-print("\ngroup DFT, forward, G1 (device: the butterfly stages; wall: the call with host copies)")
+muls = lambda l: (l - 2) * 2 ** (l - 1) + 1 + 2 ** l
+print("\ngroup DFT, inverse, input scaled, G1 (device: the scale and the butterfly stages; wall: the call with host copies)")
 print(f"{'run':<14} {'size':>5} {'window':>6} {'affine':>6} {'device s':>10} {'wall s':>9} {'ns/mul':>8}")
 big = None
 for name, rep in runs.items():
@@ -129,7 +130,7 @@ for name, rep in runs.items():
             big = r
 if big is not None and big["log_n"] < 27:
     f = muls(27) / muls(big["log_n"])
-    print(f"2^27 EXTRAPOLATED from 2^{big['log_n']} (x{f:.2f} twiddle multiplications): device {big['device_ms']*f/1e3:.1f} s, "
+    print(f"2^27 EXTRAPOLATED from 2^{big['log_n']} (x{f:.2f} scalar multiplications): device {big['device_ms']*f/1e3:.1f} s, "
           f"wall about {big['wall_ms']*f/1e3:.1f} s per DFT; a ceremony H query takes two")
 elif big is not None:
     print(f"2^27 measured: device {big['device_ms']/1e3:.1f} s, wall {big['wall_ms']/1e3:.1f} s per DFT; a ceremony H query takes two")

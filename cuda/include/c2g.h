@@ -34,7 +34,7 @@
 extern "C" {
 #endif
 
-#define C2G_ABI_VERSION 11
+#define C2G_ABI_VERSION 12
 
 #if defined(__GNUC__)
 #define C2G_API __attribute__((visibility("default")))
@@ -148,11 +148,14 @@ C2G_API c2g_status c2g_subgroup_check(int32_t device, int32_t group, const void*
 C2G_API c2g_status c2g_ntt(int32_t device, c2g_buffer* data, uint32_t log_n, int32_t inverse, int32_t coset,
                    float* ms, c2g_error* err);
 
-/* Discrete Fourier transform of G1 points (ABI version 11), in place on
+/* Discrete Fourier transform of G1 points (ABI version 12), in place on
  * n = 2^log_n G1Affine points in host memory (log_n <= 27; Montgomery form,
  * infinity as (0, 0)): out_i = sum_j w^(ij) in_j, or w^(-ij) when inverse
  * (no 1/n factor), w the primitive n-th root of unity of gnark-crypto's
- * fft.Domain. The points must lie in G1 (the twiddles act as scalars mod r).
+ * fft.Domain. scale, when not NULL, is two canonical Fr elements c, x
+ * (Montgomery form, 32 bytes each, as gnark-crypto's fr.Element): in_j is
+ * first multiplied by c x^j, on the device (n more scalar multiplications).
+ * The points must lie in G1 (the twiddles act as scalars mod r).
  * Device memory: n XYZZ points (192 bytes each), n/2 twiddles (32 bytes
  * each) and a staging buffer of up to 2^22 affine points. ctl (optional)
  * lets another thread stop the call (cancel != 0: C2G_ERR_CANCELLED at the
@@ -168,11 +171,12 @@ typedef struct c2g_dft_stats {
   float ms;              /* the whole call (host clock): upload, stages, download */
   float ms_stages;       /* device time of the butterfly stages */
   uint64_t scalar_muls;  /* twiddle multiplications (butterflies with w^e != 1) */
+  uint64_t scale_muls;   /* multiplications of the input by c x^j (n with a scale, else 0) */
   uint32_t window_bits;  /* signed window of the GLV halves */
   uint32_t affine_table; /* 1: each multiple table made affine (one inversion) */
 } c2g_dft_stats;
-C2G_API c2g_status c2g_dft_g1(int32_t device, void* points, uint32_t log_n, int32_t inverse, c2g_dft_control* ctl,
-                              c2g_dft_stats* stats, c2g_error* err);
+C2G_API c2g_status c2g_dft_g1(int32_t device, void* points, uint32_t log_n, int32_t inverse, const void* scale,
+                              c2g_dft_control* ctl, c2g_dft_stats* stats, c2g_error* err);
 
 /* Element-wise arithmetic self-test: out[i] = op(in0[i], in1[i]), i < n, on
  * host arrays (copied to the device and back). See selftest ops below. */

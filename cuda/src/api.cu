@@ -320,13 +320,20 @@ c2g_status c2g_ntt(int32_t device, c2g_buffer* data, uint32_t log_n, int32_t inv
   });
 }
 
-c2g_status c2g_dft_g1(int32_t device, void* points, uint32_t log_n, int32_t inverse, c2g_dft_control* ctl,
-                      c2g_dft_stats* stats, c2g_error* err) {
+c2g_status c2g_dft_g1(int32_t device, void* points, uint32_t log_n, int32_t inverse, const void* scale,
+                      c2g_dft_control* ctl, c2g_dft_stats* stats, c2g_error* err) {
   return guarded(err, [&] {
     if (log_n > DFT_MAX_LOG) throw_invalid(strprintf("dft: 2^%u points exceed the largest domain 2^%u", log_n, DFT_MAX_LOG));
     if (!points) throw_invalid("dft: nil points");
+    fr_t sc[2];
+    if (scale) {
+      for (int k = 0; k < 2; k++) {
+        sc[k] = fr_t::from_limbs((const uint32_t*)scale + 8 * k);
+        if (!fr_host_canonical(sc[k])) throw_invalid(strprintf("dft: scale %s is not a canonical Fr element", k ? "x" : "c"));
+      }
+    }
     bind_device(device);
-    dft_g1((g1_affine*)points, log_n, inverse != 0, ctl, stats);
+    dft_g1((g1_affine*)points, log_n, inverse != 0, scale ? sc : nullptr, ctl, stats);
   });
 }
 

@@ -278,6 +278,20 @@ __global__ void __launch_bounds__(128, C2G_DFT_MIN_BLOCKS) k_dft_twiddled(g1_xyz
   }
 }
 
+// The input scaled before the stages: d[i] = [c x^i] d[i] for i0 <= i <
+// i0 + count, x^i = lo[i mod 2^lo_bits] * hi[i >> lo_bits] (Montgomery).
+template <int W, bool AFFINE>
+__global__ void __launch_bounds__(128, C2G_DFT_MIN_BLOCKS) k_dft_scale(g1_xyzz* d, uint64_t i0, uint64_t count,
+                                                                      const fr_t* __restrict__ lo,
+                                                                      const fr_t* __restrict__ hi, uint32_t lo_bits,
+                                                                      fr_t c) {
+  for (uint64_t k = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; k < count; k += (uint64_t)gridDim.x * blockDim.x) {
+    const uint64_t i = i0 + k;
+    const fr_t f = c * ldg_vec(lo + (i & ((1ull << lo_bits) - 1))) * ldg_vec(hi + (i >> lo_bits));
+    st_vec(d + i, glv_mul<W, AFFINE>(ld_vec(d + i), glv_split(f.from_mont())));
+  }
+}
+
 constexpr uint32_t DFT_STORE_BATCH = 8;  // points per inversion on the way out
 
 // out[k] = affine d[bitrev(off + k)], k < m, canonical; one inversion per
@@ -374,9 +388,30 @@ void launch_twiddled(g1_xyzz* d, uint32_t log_n, uint32_t hb, uint64_t t0, uint6
   CK_LAUNCH("k_dft_twiddled");
 }
 
+template <int W, bool AFFINE>
+void launch_scale(g1_xyzz* d, uint64_t i0, uint64_t count, const fr_t* lo, const fr_t* hi, uint32_t lo_bits,
+                  const fr_t& c, cudaStream_t st) {
+  auto* k = k_dft_scale<W, AFFINE>;
+  C2G_LAUNCH(k, dft_grid(count, 128), 128, 0, st, d, i0, count, lo, hi, lo_bits, c);
+  CK_LAUNCH("k_dft_scale");
+}
+
+// The powers of base as two tables whose products give base^e, e < 2^lo_bits
+// * hi_n: lo[e mod 2^lo_bits] * hi[e >> lo_bits]; lo first, then hi.
+std::vector<fr_t> split_powers(const fr_t& base, uint32_t lo_bits, uint64_t hi_n) {
+  std::vector<fr_t> host((1ull << lo_bits) + hi_n);
+  fr_t x = fr_host_one();
+  for (uint64_t i = 0; i < (1ull << lo_bits); i++, x = x * base) host[i] = x;
+  const fr_t step = x;  // base^(2^lo_bits)
+  x = fr_host_one();
+  for (uint64_t i = 0; i < hi_n; i++, x = x * step) host[(1ull << lo_bits) + i] = x;
+  return host;
+}
+
 }  // namespace
 
-void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, c2g_dft_control* ctl, c2g_dft_stats* stats) {
+void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, const fr_t* scale, c2g_dft_control* ctl,
+            c2g_dft_stats* stats) {
   const auto t_start = std::chrono::steady_clock::now();
   if (log_n > DFT_MAX_LOG) throw_invalid(strprintf("dft: 2^%u points exceed the largest domain 2^%u", log_n, DFT_MAX_LOG));
   if (!points) throw_invalid("dft: nil points");
@@ -386,8 +421,9 @@ void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, c2g_dft_control* ct
   // scalar multiplications: every butterfly of every stage but the j = 0 ones
   uint64_t muls = 0;
   for (uint32_t hb = 1; hb < log_n; hb++) muls += (n >> (hb + 1)) * ((1ull << hb) - 1);
+  const uint64_t scale_muls = scale ? n : 0;
   if (ctl) {
-    __atomic_store_n(&ctl->total, muls, __ATOMIC_RELAXED);
+    __atomic_store_n(&ctl->total, muls + scale_muls, __ATOMIC_RELAXED);
     __atomic_store_n(&ctl->done, (uint64_t)0, __ATOMIC_RELAXED);
   }
   if (stats) {
@@ -395,24 +431,22 @@ void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, c2g_dft_control* ct
     stats->window_bits = (uint32_t)window;
     stats->affine_table = affine ? 1 : 0;
   }
-  if (log_n == 0) return;  // one point: its own transform
+  if (log_n == 0 && !scale) return;  // one point: its own transform
 
   stream_guard sg;
   cudaStream_t st = sg.s;
   const uint64_t chunk = std::min(n, DFT_CHUNK);
-  const uint32_t lo_bits = std::min<uint32_t>(13, log_n - 1);
-  const uint64_t hi_n = half >> lo_bits;
-  dev_alloc pts(n * sizeof(g1_xyzz), st), tw(half * sizeof(glv_scalar), st), stage(chunk * sizeof(g1_affine), st),
-      powers(((1ull << lo_bits) + hi_n) * sizeof(fr_t), st);
+  const uint32_t lo_bits = log_n ? std::min<uint32_t>(13, log_n - 1) : 0;
+  const uint64_t hi_n = log_n ? half >> lo_bits : 0;
+  const uint32_t slo_bits = std::min<uint32_t>(13, log_n);  // the scale's powers x^i, i < n
+  const uint64_t shi_n = scale ? n >> slo_bits : 0;
+  dev_alloc pts(n * sizeof(g1_xyzz), st), tw(std::max<uint64_t>(half, 1) * sizeof(glv_scalar), st),
+      stage(chunk * sizeof(g1_affine), st), powers(((1ull << lo_bits) + hi_n) * sizeof(fr_t), st),
+      spowers(scale ? ((1ull << slo_bits) + shi_n) * sizeof(fr_t) : sizeof(fr_t), st);
 
   // twiddles: w^e = lo[e mod 2^lo_bits] hi[e >> lo_bits]
-  {
-    const fr_t w = fr_host_root_of_unity(log_n), wl = fr_host_pow(w, 1ull << lo_bits);
-    std::vector<fr_t> host((1ull << lo_bits) + hi_n);
-    fr_t x = fr_host_one();
-    for (uint64_t i = 0; i < (1ull << lo_bits); i++, x = x * w) host[i] = x;
-    x = fr_host_one();
-    for (uint64_t i = 0; i < hi_n; i++, x = x * wl) host[(1ull << lo_bits) + i] = x;
+  if (log_n > 0) {
+    const std::vector<fr_t> host = split_powers(fr_host_root_of_unity(log_n), lo_bits, hi_n);
     fr_t* pw = powers.as<fr_t>();
     CK(cudaMemcpyAsync(pw, host.data(), host.size() * sizeof(fr_t), cudaMemcpyHostToDevice, st));
     C2G_LAUNCH(k_dft_twiddles, dft_grid(half, 256), 256, 0, st, tw.as<glv_scalar>(), half, pw, pw + (1ull << lo_bits),
@@ -433,6 +467,22 @@ void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, c2g_dft_control* ct
   event_pair ep;
   ep.start(st);
   dft_pacer pacer(st, ctl);
+  if (scale) {  // in_i = [c x^i] in_i
+    const std::vector<fr_t> host = split_powers(scale[1], slo_bits, shi_n);
+    fr_t* sp = spowers.as<fr_t>();
+    CK(cudaMemcpyAsync(sp, host.data(), host.size() * sizeof(fr_t), cudaMemcpyHostToDevice, st));
+    for (uint64_t i0 = 0; i0 < n; i0 += DFT_LAUNCH) {
+      const uint64_t c = std::min(DFT_LAUNCH, n - i0);
+      if (window == 5)
+        affine ? launch_scale<5, true>(d, i0, c, sp, sp + (1ull << slo_bits), slo_bits, scale[0], st)
+               : launch_scale<5, false>(d, i0, c, sp, sp + (1ull << slo_bits), slo_bits, scale[0], st);
+      else
+        affine ? launch_scale<4, true>(d, i0, c, sp, sp + (1ull << slo_bits), slo_bits, scale[0], st)
+               : launch_scale<4, false>(d, i0, c, sp, sp + (1ull << slo_bits), slo_bits, scale[0], st);
+      pacer.launched(c);
+    }
+    CK(cudaStreamSynchronize(st));  // the host powers die here
+  }
   for (uint32_t s = 0; s < log_n; s++) {
     const uint32_t hb = log_n - 1 - s;
     const uint64_t groups = n >> (hb + 1);
@@ -465,6 +515,7 @@ void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, c2g_dft_control* ct
   if (stats) {
     stats->ms_stages = ep.ms();
     stats->scalar_muls = muls;
+    stats->scale_muls = scale_muls;
     stats->ms = (float)std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_start).count();
   }
 }

@@ -15,6 +15,9 @@ constexpr uint32_t DFT_MAX_LOG = 27;
 // layout, infinity as (0, 0)) in place: radix-2 decimation in frequency on
 // XYZZ points in device memory, one global pass per stage, each twiddle a
 // GLV scalar multiplication (c2g_dft_g1). ctl may be null. Synchronizes.
-void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, c2g_dft_control* ctl, c2g_dft_stats* stats);
+// scale: nullptr, or {c, x} (Montgomery): input point i is first multiplied
+// by c x^i.
+void dft_g1(g1_affine* points, uint32_t log_n, bool inverse, const fr_t* scale, c2g_dft_control* ctl,
+            c2g_dft_stats* stats);
 
 }  // namespace c2g

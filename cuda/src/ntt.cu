@@ -18,6 +18,13 @@ fr_t fr_host_from_u64(uint64_t v) {
   return x * fr_t::from_limbs(r2);
 }
 
+bool fr_host_canonical(const fr_t& x) {
+  const uint32_t r[8] = FR_MOD;
+  for (int i = 7; i >= 0; i--)
+    if (x.v[i] != r[i]) return x.v[i] < r[i];
+  return false;  // x = r
+}
+
 fr_t fr_host_pow(fr_t x, uint64_t e) {
   uint32_t l[2] = {(uint32_t)e, (uint32_t)(e >> 32)};
   return x.pow_limbs(l, 2, fr_host_one());

@@ -15,6 +15,7 @@ fr_t fr_host_from_u64(uint64_t v);
 fr_t fr_host_pow(fr_t x, uint64_t e);
 fr_t fr_host_inv(fr_t x);
 fr_t fr_host_root_of_unity(uint32_t log_n);  // generator of the 2^log_n roots (gnark's fr.Generator)
+bool fr_host_canonical(const fr_t& x);       // x < r (limbs as stored)
 fr_t fr_host_coset_gen();                    // 7
 
 // Device tables for domains up to 2^max_log: omega[e] = w^e, e < 2^(max_log-1)

@@ -14,25 +14,36 @@ import (
 	"github.com/c2cluster/c2cluster/pkg/r1cs"
 )
 
-// G1DFT transforms points in place: out_i = Σ_j ω^{ij}·in_j, or Σ_j ω^{−ij}·in_j when inverse (no 1/n factor), ω the primitive len(points)-th root of unity of gnark-crypto's fft domain; len(points) is a power of two.
-type G1DFT func(ctx context.Context, points []curve.G1Affine, inverse bool) error
+// G1DFT transforms points in place: out_i = Σ_j ω^{ij}·s_j·in_j, or
+// Σ_j ω^{−ij}·s_j·in_j when inverse (no 1/n factor), ω the primitive
+// len(points)-th root of unity of gnark-crypto's fft domain and s_j =
+// scale.C·scale.X^j (1 when scale is nil); len(points) is a power of two.
+type G1DFT func(ctx context.Context, points []curve.G1Affine, inverse bool, scale *DFTScale) error
+
+// DFTScale scales a transform's input: point j is multiplied by C·X^j
+// before the transform (one scalar multiplication per point, done where
+// the transform runs).
+type DFTScale struct{ C, X fr.Element }
 
 var _ G1DFT = CPUDFTG1
 
 // CPUDFTG1 is the G1DFT on the CPU: a radix-2 transform in Jacobian
 // coordinates on all cores, one scalar multiplication per butterfly
-// (n/2·log n of them), checking ctx between chunks. It suits test shapes
-// and small domains; a 2^27-point transform takes hours on the CPU.
-func CPUDFTG1(ctx context.Context, points []curve.G1Affine, inverse bool) error {
+// (n/2·log n of them) and one per point for a scale, checking ctx between
+// chunks. It suits test shapes and small domains; a 2^27-point transform
+// takes hours on the CPU.
+func CPUDFTG1(ctx context.Context, points []curve.G1Affine, inverse bool, scale *DFTScale) (err error) {
 	n := len(points)
 	if n == 0 || n&(n-1) != 0 {
 		return fmt.Errorf("groth16: dft: %d points, want a power of two", n)
 	}
-	if n == 1 {
+	if n == 1 && scale == nil {
 		return ctx.Err()
 	}
-	omega, err := fft.Generator(uint64(n))
-	if err != nil {
+	var omega fr.Element
+	if n == 1 {
+		omega.SetOne()
+	} else if omega, err = fft.Generator(uint64(n)); err != nil {
 		return fmt.Errorf("groth16: dft: %w", err)
 	}
 	if inverse {
@@ -54,13 +65,24 @@ func CPUDFTG1(ctx context.Context, points []curve.G1Affine, inverse bool) error 
 	}); err != nil {
 		return err
 	}
-	// Decimation in time: the input in bit-reversed order, then log n
-	// passes of butterflies.
+	// Decimation in time: the input (scaled) in bit-reversed order, then
+	// log n passes of butterflies.
 	buf := make([]curve.G1Jac, n)
 	shift := 64 - uint(bits.TrailingZeros(uint(n)))
 	if err := parallelRange(ctx, n, chunk, nw, func(s, e int) error {
+		var f fr.Element // scale.C·scale.X^i
+		var k big.Int
+		if scale != nil {
+			f.Exp(scale.X, big.NewInt(int64(s))).Mul(&f, &scale.C)
+		}
 		for i := s; i < e; i++ {
-			buf[bits.Reverse64(uint64(i))>>shift].FromAffine(&points[i])
+			p := &buf[bits.Reverse64(uint64(i))>>shift]
+			p.FromAffine(&points[i])
+			if scale != nil {
+				f.BigInt(&k)
+				p.ScalarMultiplication(p, &k)
+				f.Mul(&f, &scale.X)
+			}
 		}
 		return nil
 	}); err != nil {
@@ -125,8 +147,7 @@ func jacobianToAffine(ctx context.Context, src []curve.G1Jac, dst []curve.G1Affi
 // cuda.Backend.DFTG1). The C terms are folded per variable: a coefficient
 // ±1 costs one addition, a small one (|c| < 2^30) a double-and-add, only
 // the others a full scalar multiplication. Progress is reported under
-// "convert h: scale", "convert h: dft", "convert h: c matrix" and "convert
-// h: fold".
+// "convert h: dft", "convert h: c matrix" and "convert h: fold".
 //
 // pk's A, B_G1, B_G2 and verifying key are shared with the result, not
 // copied; pk's H and L are not modified. A key not in monomial form, or
@@ -166,7 +187,8 @@ func ConvertHCosetLagrange(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1
 	}
 	nw := workers(0)
 
-	// s = 1/(n·(gⁿ − 1)); the DFT inputs s·g^{−j}·H_j and s·H_j.
+	// s = 1/(n·(gⁿ − 1)); the DFT inputs s·g^{−j}·H_j and s·H_j, scaled
+	// where the transforms run.
 	g, gn := cosetShift(uint64(n))
 	var sc, one, gInv fr.Element
 	one.SetOne()
@@ -174,34 +196,15 @@ func ConvertHCosetLagrange(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1
 	gInv.Inverse(&g)
 	hNew := make([]curve.G1Affine, n)
 	mr := make([]curve.G1Affine, n)
-	pr := newProgressReporter(progress, "convert h: scale", 2*int64(n-1))
-	err := parallelRange(ctx, n-1, 1<<10, nw, func(s, e int) error {
-		var f fr.Element // s·g^{−j}
-		f.Exp(gInv, big.NewInt(int64(s))).Mul(&f, &sc)
-		var sb, fb big.Int
-		sc.BigInt(&sb)
-		jac := make([]curve.G1Jac, 2*(e-s))
-		for j := s; j < e; j++ {
-			var p curve.G1Jac
-			p.FromAffine(&pk.H[j])
-			f.BigInt(&fb)
-			jac[j-s].ScalarMultiplication(&p, &fb)
-			jac[e-s+j-s].ScalarMultiplication(&p, &sb)
-			f.Mul(&f, &gInv)
-		}
-		aff := curve.BatchJacobianToAffineG1(jac)
-		copy(hNew[s:e], aff[:e-s])
-		copy(mr[s:e], aff[e-s:])
-		pr.add(2 * int64(e-s))
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("groth16: convert h: %w", err)
-	}
+	copy(hNew, pk.H)
+	copy(mr, pk.H)
 	// hNew[n−1], mr[n−1] stay the identity: the X^{n−1} terms dropped.
-	pr = newProgressReporter(progress, "convert h: dft", 2)
-	for _, v := range [][]curve.G1Affine{hNew, mr} {
-		if err := dft(ctx, v, true); err != nil {
+	pr := newProgressReporter(progress, "convert h: dft", 2)
+	for _, x := range []struct {
+		v     []curve.G1Affine
+		scale DFTScale
+	}{{hNew, DFTScale{C: sc, X: gInv}}, {mr, DFTScale{C: sc, X: one}}} {
+		if err := dft(ctx, x.v, true, &x.scale); err != nil {
 			return nil, fmt.Errorf("groth16: convert h: dft of %d points: %w", n, err)
 		}
 		pr.add(1)

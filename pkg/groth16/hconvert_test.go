@@ -101,14 +101,31 @@ func TestCPUDFTG1AgainstNaiveDFT(t *testing.T) {
 
 		in := randomG1(t, n)
 		fwd := append([]curve.G1Affine(nil), in...)
-		require.NoError(t, CPUDFTG1(ctx, fwd, false))
+		require.NoError(t, CPUDFTG1(ctx, fwd, false, nil))
 		require.Equal(t, naiveDFT(in, w), fwd, "forward, n = %d", n)
 		inv := append([]curve.G1Affine(nil), in...)
-		require.NoError(t, CPUDFTG1(ctx, inv, true))
+		require.NoError(t, CPUDFTG1(ctx, inv, true, nil))
 		require.Equal(t, naiveDFT(in, wInv), inv, "inverse, n = %d", n)
 
+		// A scale: the transform of (c·x^j·in_j), scaled here by
+		// gnark-crypto's scalar multiplication.
+		var sc DFTScale
+		sc.C.SetRandom()
+		sc.X.SetRandom()
+		scaled := make([]curve.G1Affine, n)
+		var f fr.Element
+		f.Set(&sc.C)
+		for j := range in {
+			var b big.Int
+			scaled[j].ScalarMultiplication(&in[j], f.BigInt(&b))
+			f.Mul(&f, &sc.X)
+		}
+		got := append([]curve.G1Affine(nil), in...)
+		require.NoError(t, CPUDFTG1(ctx, got, true, &sc))
+		require.Equal(t, naiveDFT(scaled, wInv), got, "inverse with a scale, n = %d", n)
+
 		// Round trip: inverse(forward(x)) = n·x.
-		require.NoError(t, CPUDFTG1(ctx, fwd, true))
+		require.NoError(t, CPUDFTG1(ctx, fwd, true, nil))
 		var nb big.Int
 		nb.SetInt64(int64(n))
 		for i := range in {
@@ -118,11 +135,11 @@ func TestCPUDFTG1AgainstNaiveDFT(t *testing.T) {
 		}
 	}
 	for _, n := range []int{0, 3, 12} {
-		require.ErrorContains(t, CPUDFTG1(ctx, make([]curve.G1Affine, n), false), "want a power of two")
+		require.ErrorContains(t, CPUDFTG1(ctx, make([]curve.G1Affine, n), false, nil), "want a power of two")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	require.ErrorIs(t, CPUDFTG1(cancelled, randomG1(t, 8), false), context.Canceled)
+	require.ErrorIs(t, CPUDFTG1(cancelled, randomG1(t, 8), false, nil), context.Canceled)
 }
 
 // The converted key proves the monomial key's proofs, byte for byte, for
@@ -139,7 +156,7 @@ func TestConvertHCosetLagrangeProvesTheSameProofs(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	require.Equal(t, []string{"convert h: scale", "convert h: dft", "convert h: c matrix", "convert h: fold"}, stages)
+	require.Equal(t, []string{"convert h: dft", "convert h: c matrix", "convert h: fold"}, stages)
 	require.NoError(t, CheckProvingKey(conv))
 	require.NoError(t, checkFitsCircuit(conv, f.circuit))
 	require.Equal(t, HCosetLagrange, conv.HForm)
@@ -293,7 +310,7 @@ func TestConvertHCosetLagrangeRefusals(t *testing.T) {
 
 	// The DFT's error, and a done context.
 	boom := errors.New("device lost")
-	_, err = ConvertHCosetLagrange(ctx, f.pk, f.sys, func(context.Context, []curve.G1Affine, bool) error { return boom }, nil)
+	_, err = ConvertHCosetLagrange(ctx, f.pk, f.sys, func(context.Context, []curve.G1Affine, bool, *DFTScale) error { return boom }, nil)
 	require.ErrorIs(t, err, boom)
 	require.ErrorContains(t, err, "dft of 256 points")
 	cancelled, cancel := context.WithCancel(ctx)

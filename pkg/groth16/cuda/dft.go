@@ -10,6 +10,9 @@ import (
 	"unsafe"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
+	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+
+	"github.com/c2cluster/c2cluster/pkg/groth16"
 )
 
 // MaxDFTPoints is the largest transform DFTG1 takes: 2^27 points, the
@@ -21,6 +24,7 @@ type DFTStats struct {
 	Millis       float64 // the whole call: upload, stages, download (host clock)
 	DeviceMillis float64 // device time of the butterfly stages
 	ScalarMuls   int64   // twiddle multiplications (butterflies whose twiddle is not 1)
+	ScaleMuls    int64   // multiplications of the input by a groth16.DFTScale (n, or 0 without one)
 	WindowBits   int     // signed window of the GLV halves (C2G_DFT_WINDOW)
 	AffineTable  bool    // each multiple table made affine (C2G_DFT_AFFINE)
 }
@@ -29,14 +33,16 @@ type DFTStats struct {
 // looked at.
 const dftPollEvery = 200 * time.Millisecond
 
-// DFTG1 transforms points in place on device dev: out_i = Σ_j ω^{ij}·in_j,
-// or Σ_j ω^{−ij}·in_j when inverse (no 1/n factor), ω the primitive
+// DFTG1 transforms points in place on device dev: out_i = Σ_j ω^{ij}·s_j·in_j,
+// or Σ_j ω^{−ij}·s_j·in_j when inverse (no 1/n factor), ω the primitive
 // len(points)-th root of unity of gnark-crypto's fft domain
-// (fft.NewDomain(n).Generator); len(points) is a power of two ≤ 2^27 and
+// (fft.NewDomain(n).Generator) and s_j = scale.C·scale.X^j, multiplied on
+// the device (1 when scale is nil); len(points) is a power of two ≤ 2^27 and
 // every point lies in G1. ctx cancels the transform between launches (its
 // error comes back, the points unchanged); progress, when not nil, receives
-// the twiddle multiplications done and their total while it runs.
-func (l *Library) DFTG1(ctx context.Context, dev int, points []curve.G1Affine, inverse bool,
+// the scalar multiplications done (scale and twiddles) and their total
+// while it runs.
+func (l *Library) DFTG1(ctx context.Context, dev int, points []curve.G1Affine, inverse bool, scale *groth16.DFTScale,
 	progress func(done, total int64)) (DFTStats, error) {
 	logN, err := dftLogN(len(points))
 	if err != nil {
@@ -72,7 +78,12 @@ func (l *Library) DFTG1(ctx context.Context, dev int, points []curve.G1Affine, i
 			}
 		}
 	}()
-	st, err := l.a.dftG1(dev, unsafe.Pointer(&points[0]), logN, inverse, ctl)
+	var sc unsafe.Pointer
+	if scale != nil {
+		pair := &[2]fr.Element{scale.C, scale.X}
+		sc = unsafe.Pointer(pair)
+	}
+	st, err := l.a.dftG1(dev, unsafe.Pointer(&points[0]), logN, inverse, sc, ctl)
 	close(stop)
 	<-watched
 	if err != nil {
@@ -99,12 +110,12 @@ func dftLogN(n int) (int, error) {
 
 // DFTG1 transforms points in place on the backend's device (see
 // Library.DFTG1), reporting progress to Config.Progress as stage "cuda dft"
-// in twiddle multiplications. b.DFTG1 is a groth16.G1DFT.
-func (b *Backend) DFTG1(ctx context.Context, points []curve.G1Affine, inverse bool) error {
+// in scalar multiplications. b.DFTG1 is a groth16.G1DFT.
+func (b *Backend) DFTG1(ctx context.Context, points []curve.G1Affine, inverse bool, scale *groth16.DFTScale) error {
 	var progress func(done, total int64)
 	if b.cfg.Progress != nil {
 		progress = func(done, total int64) { b.cfg.Progress("cuda dft", done, total) }
 	}
-	_, err := b.lib.DFTG1(ctx, b.cfg.Device, points, inverse, progress)
+	_, err := b.lib.DFTG1(ctx, b.cfg.Device, points, inverse, scale, progress)
 	return err
 }

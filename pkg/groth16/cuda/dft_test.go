@@ -97,11 +97,19 @@ func TestDFTG1(t *testing.T) {
 		in := dftInputs(rng, n)
 		for _, inverse := range []bool{false, true} {
 			got := append([]curve.G1Affine(nil), in...)
-			st, err := lib.DFTG1(context.Background(), dev, got, inverse, nil)
+			st, err := lib.DFTG1(context.Background(), dev, got, inverse, nil, nil)
 			require.NoError(t, err)
 			requirePointsEqual(t, naiveDFTG1(in, inverse), got, fmt.Sprintf("n = %d, inverse %v", n, inverse))
 			require.Equal(t, dftScalarMuls(n), st.ScalarMuls)
+			require.Zero(t, st.ScaleMuls)
 		}
+		// the input scaled by c·x^j on the device
+		sc := randomScale(rng)
+		got := append([]curve.G1Affine(nil), in...)
+		st, err := lib.DFTG1(context.Background(), dev, got, true, &sc, nil)
+		require.NoError(t, err)
+		requirePointsEqual(t, naiveDFTG1(scaleInputs(in, sc), true), got, fmt.Sprintf("n = %d, inverse, scaled", n))
+		require.Equal(t, int64(n), st.ScaleMuls)
 	}
 	for _, n := range []int{1, 2, 4, 8, 16, 64} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) { check(t, n) })
@@ -113,6 +121,26 @@ func TestDFTG1(t *testing.T) {
 			check(t, 16)
 		})
 	}
+}
+
+// randomScale is a DFTScale of random c and x.
+func randomScale(rng *rand.Rand) groth16.DFTScale {
+	var sc groth16.DFTScale
+	sc.C.SetUint64(rng.Uint64()).Mul(&sc.C, new(fr.Element).SetUint64(rng.Uint64()|1<<63)).Square(&sc.C)
+	sc.X.SetUint64(rng.Uint64()).Mul(&sc.X, new(fr.Element).SetUint64(rng.Uint64()|1<<63)).Square(&sc.X)
+	return sc
+}
+
+// scaleInputs is in_j·c·x^j by gnark-crypto's scalar multiplication.
+func scaleInputs(in []curve.G1Affine, sc groth16.DFTScale) []curve.G1Affine {
+	out := make([]curve.G1Affine, len(in))
+	f := sc.C
+	for j := range in {
+		var b big.Int
+		out[j].ScalarMultiplication(&in[j], f.BigInt(&b))
+		f.Mul(&f, &sc.X)
+	}
+	return out
 }
 
 // dftScalarMuls is the number of butterflies whose twiddle is not 1.
@@ -137,7 +165,7 @@ func TestDFTG1LargeRoundTrip(t *testing.T) {
 	pts := append([]curve.G1Affine(nil), in...)
 	var calls int
 	var last [2]int64
-	st, err := lib.DFTG1(context.Background(), dev, pts, false, func(done, total int64) { calls++; last = [2]int64{done, total} })
+	st, err := lib.DFTG1(context.Background(), dev, pts, false, nil, func(done, total int64) { calls++; last = [2]int64{done, total} })
 	require.NoError(t, err)
 	require.Positive(t, calls)
 	require.Equal(t, [2]int64{dftScalarMuls(n), dftScalarMuls(n)}, last)
@@ -166,7 +194,7 @@ func TestDFTG1LargeRoundTrip(t *testing.T) {
 		require.True(t, want.Equal(&pts[i]), "output %d differs from its MSM", i)
 	}
 
-	_, err = lib.DFTG1(context.Background(), dev, pts, true, nil)
+	_, err = lib.DFTG1(context.Background(), dev, pts, true, nil, nil)
 	require.NoError(t, err)
 	nBig := big.NewInt(int64(n))
 	for i := range in {
@@ -181,7 +209,7 @@ func TestDFTG1LargeRoundTrip(t *testing.T) {
 func TestDFTG1Refusals(t *testing.T) {
 	lib, dev := gpu(t)
 	for _, n := range []int{0, 3, 6, 12, 1000} {
-		_, err := lib.DFTG1(context.Background(), dev, make([]curve.G1Affine, n), false, nil)
+		_, err := lib.DFTG1(context.Background(), dev, make([]curve.G1Affine, n), false, nil, nil)
 		require.ErrorIs(t, err, ErrInvalid, "n = %d", n)
 		require.ErrorContains(t, err, "power of two")
 	}
@@ -198,20 +226,27 @@ func TestDFTG1Refusals(t *testing.T) {
 	pts := dftInputs(rand.New(rand.NewPCG(28, 3)), 8)
 	ctl := newDFTControl()
 	defer ctl.free()
-	_, err = lib.a.dftG1(dev, unsafe.Pointer(&pts[0]), 28, false, ctl)
+	_, err = lib.a.dftG1(dev, unsafe.Pointer(&pts[0]), 28, false, nil, ctl)
 	require.ErrorIs(t, err, ErrInvalid)
 	require.ErrorContains(t, err, "2^28")
+	// a scale that is not a canonical Fr element (x = r)
+	bad := [2]fr.Element{}
+	bad[0].SetOne()
+	bad[1] = fr.Element{0xffffffff00000001, 0x53bda402fffe5bfe, 0x3339d80809a1d805, 0x73eda753299d7d48}
+	_, err = lib.a.dftG1(dev, unsafe.Pointer(&pts[0]), 3, false, unsafe.Pointer(&bad), ctl)
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "scale x is not a canonical Fr element")
 
 	// cancelled before the call: nothing runs
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	orig := append([]curve.G1Affine(nil), pts...)
-	_, err = lib.DFTG1(ctx, dev, pts, false, nil)
+	_, err = lib.DFTG1(ctx, dev, pts, false, nil, nil)
 	require.ErrorIs(t, err, context.Canceled)
 	requirePointsEqual(t, orig, pts, "after a cancelled call")
 	// the flag set: the library stops at its first check, points untouched
 	ctl.cancel()
-	_, err = lib.a.dftG1(dev, unsafe.Pointer(&pts[0]), 3, false, ctl)
+	_, err = lib.a.dftG1(dev, unsafe.Pointer(&pts[0]), 3, false, nil, ctl)
 	require.ErrorIs(t, err, context.Canceled)
 	requirePointsEqual(t, orig, pts, "after a cancelled transform")
 }
@@ -231,9 +266,21 @@ func TestDFTG1MatchesCPU(t *testing.T) {
 		for _, inverse := range []bool{false, true} {
 			want := append([]curve.G1Affine(nil), in...)
 			got := append([]curve.G1Affine(nil), in...)
-			require.NoError(t, groth16.CPUDFTG1(context.Background(), want, inverse))
-			require.NoError(t, dft(context.Background(), got, inverse))
+			require.NoError(t, groth16.CPUDFTG1(context.Background(), want, inverse, nil))
+			require.NoError(t, dft(context.Background(), got, inverse, nil))
 			requirePointsEqual(t, want, got, fmt.Sprintf("%s, n = %d, inverse %v", name, n, inverse))
+		}
+		// scaled as groth16.ConvertHCosetLagrange scales: the same x^j, and x = 1
+		for _, x := range []uint64{0, 1} {
+			sc := randomScale(rand.New(rand.NewPCG(28, 5)))
+			if x == 1 {
+				sc.X.SetOne()
+			}
+			want := append([]curve.G1Affine(nil), in...)
+			got := append([]curve.G1Affine(nil), in...)
+			require.NoError(t, groth16.CPUDFTG1(context.Background(), want, true, &sc))
+			require.NoError(t, dft(context.Background(), got, true, &sc))
+			requirePointsEqual(t, want, got, fmt.Sprintf("%s, n = %d, scaled, x one %v", name, n, x == 1))
 		}
 	}
 	_, why, err = SelectDFT(ModeCPU, Config{})

@@ -42,7 +42,7 @@ typedef struct c2g_api {
 	c2g_status (*host_unregister)(void*, c2g_error*);
 	c2g_status (*subgroup_check)(int32_t, int32_t, const void*, uint64_t, int64_t*, c2g_error*);
 	c2g_status (*desc_task_bytes)(int32_t, const c2g_key_desc*, int32_t, uint64_t*, c2g_error*);
-	c2g_status (*dft_g1)(int32_t, void*, uint32_t, int32_t, c2g_dft_control*, c2g_dft_stats*, c2g_error*);
+	c2g_status (*dft_g1)(int32_t, void*, uint32_t, int32_t, const void*, c2g_dft_control*, c2g_dft_stats*, c2g_error*);
 } c2g_api;
 
 static const char* c2g_api_names[] = {
@@ -117,7 +117,7 @@ static void t_task_cancel(c2g_api* a, c2g_task* t) { a->task_cancel(t); }
 static void t_task_free(c2g_api* a, c2g_task* t) { a->task_free(t); }
 static c2g_status t_host_register(c2g_api* a, void* p, uint64_t n, c2g_error* e) { return a->host_register(p, n, e); }
 static c2g_status t_host_unregister(c2g_api* a, void* p, c2g_error* e) { return a->host_unregister(p, e); }
-static c2g_status t_dft_g1(c2g_api* a, int32_t d, void* p, uint32_t l, int32_t inv, c2g_dft_control* c, c2g_dft_stats* s, c2g_error* e) { return a->dft_g1(d, p, l, inv, c, s, e); }
+static c2g_status t_dft_g1(c2g_api* a, int32_t d, void* p, uint32_t l, int32_t inv, const void* sc, c2g_dft_control* c, c2g_dft_stats* s, c2g_error* e) { return a->dft_g1(d, p, l, inv, sc, c, s, e); }
 static c2g_dft_control* c2g_dft_control_new(void) { return (c2g_dft_control*)calloc(1, sizeof(c2g_dft_control)); }
 static void c2g_dft_control_free(c2g_dft_control* c) { free(c); }
 static c2g_status t_subgroup_check(c2g_api* a, int32_t d, int32_t g, const void* p, uint64_t n, int64_t* bad, c2g_error* e) { return a->subgroup_check(d, g, p, n, bad, e); }
@@ -331,23 +331,27 @@ func (a *api) subgroupCheck(dev, group int, points unsafe.Pointer, n int64) (int
 }
 
 // dftG1 transforms n = 2^logN points of Go memory in place (pinned for the
-// call); ctl is C memory that another goroutine may write (cancel) and read
-// (done, total) during the call.
-func (a *api) dftG1(dev int, points unsafe.Pointer, logN int, inverse bool, ctl *dftControl) (DFTStats, error) {
+// call), their input first scaled when scale is not nil (two fr.Elements,
+// pinned too); ctl is C memory that another goroutine may write (cancel)
+// and read (done, total) during the call.
+func (a *api) dftG1(dev int, points unsafe.Pointer, logN int, inverse bool, scale unsafe.Pointer, ctl *dftControl) (DFTStats, error) {
 	var pin runtime.Pinner
 	pin.Pin(points)
+	if scale != nil {
+		pin.Pin(scale)
+	}
 	defer pin.Unpin()
 	var e cerr
 	var st C.c2g_status
 	var s C.c2g_dft_stats
 	lockedCall(func() {
-		st = C.t_dft_g1(a.p, C.int32_t(dev), points, C.uint32_t(logN), cbool(inverse), ctl.c, &s, &e.e)
+		st = C.t_dft_g1(a.p, C.int32_t(dev), points, C.uint32_t(logN), cbool(inverse), scale, ctl.c, &s, &e.e)
 	})
 	if err := e.check(st, "dft", dev); err != nil {
 		return DFTStats{}, err
 	}
 	return DFTStats{DeviceMillis: float64(s.ms_stages), Millis: float64(s.ms), ScalarMuls: int64(s.scalar_muls),
-		WindowBits: int(s.window_bits), AffineTable: s.affine_table != 0}, nil
+		ScaleMuls: int64(s.scale_muls), WindowBits: int(s.window_bits), AffineTable: s.affine_table != 0}, nil
 }
 
 // dftControl is a c2g_dft_control in C memory: the library reads cancel and

@@ -49,6 +49,6 @@ func (b *Backend) FixedBase() groth16.FixedBase { return nil }
 func (b *Backend) SubgroupChecker() groth16.SubgroupChecker { return nil }
 
 // DFTG1 always fails in builds without cgo.
-func (b *Backend) DFTG1(ctx context.Context, points []curve.G1Affine, inverse bool) error {
+func (b *Backend) DFTG1(ctx context.Context, points []curve.G1Affine, inverse bool, scale *groth16.DFTScale) error {
 	return fmt.Errorf("%w: built without cgo", ErrLibrary)
 }

@@ -60,9 +60,9 @@ func timedConvert(ctx context.Context, pk *groth16.ProvingKey, sys groth16.R1CS,
 			progress(stage, done, total)
 		}
 	}
-	timed := func(ctx context.Context, points []curve.G1Affine, inverse bool) error {
+	timed := func(ctx context.Context, points []curve.G1Affine, inverse bool, scale *groth16.DFTScale) error {
 		start := time.Now()
-		err := dft(ctx, points, inverse)
+		err := dft(ctx, points, inverse, scale)
 		mu.Lock()
 		c.DFTSeconds = append(c.DFTSeconds, time.Since(start).Seconds())
 		c.DFTPoints = len(points)

@@ -39,7 +39,7 @@ func TestTimedConvert(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, conv, "the library's conversion, unchanged")
 
-	stages := []string{"scale", "dft", "c matrix", "fold"}
+	stages := []string{"dft", "c matrix", "fold"}
 	require.Equal(t, stages, c.StageOrder)
 	for _, s := range stages {
 		require.Contains(t, reported, convertStagePrefix+s, "progress passed on")
@@ -65,9 +65,9 @@ func TestTimedConvert(t *testing.T) {
 
 	// A DFT that fails: the error comes back and the stage is unfinished.
 	boom := errors.New("device lost")
-	_, c, err = timedConvert(ctx, pk, sys, func(context.Context, []curve.G1Affine, bool) error { return boom }, nil)
+	_, c, err = timedConvert(ctx, pk, sys, func(context.Context, []curve.G1Affine, bool, *groth16.DFTScale) error { return boom }, nil)
 	require.ErrorIs(t, err, boom)
-	require.Equal(t, []string{"scale", "dft"}, c.StageOrder)
+	require.Equal(t, []string{"dft"}, c.StageOrder)
 	require.NotContains(t, c.Stages, "dft")
 	require.Equal(t, StageProgress{Done: 0, Total: 2, Seconds: 0}, c.Progress["dft"], "the stage's start, nothing since")
 	require.Contains(t, c.stageLine(), "dft unfinished (0/2 in 0.0s)")
@@ -121,10 +121,13 @@ func cosetLagrangeFromSeed(t *testing.T, tamper func(*groth16.ProvingKey)) {
 			pts[i].ScalarMultiplication(&g, big.NewInt(int64(3*i+1)))
 		}
 		want := slices.Clone(pts)
-		if err := groth16.CPUDFTG1(ctx, want, true); err != nil {
+		var sc groth16.DFTScale
+		sc.C.SetUint64(5)
+		sc.X.SetUint64(3)
+		if err := groth16.CPUDFTG1(ctx, want, true, &sc); err != nil {
 			return nil, err
 		}
-		if err := dft(ctx, pts, true); err != nil {
+		if err := dft(ctx, pts, true, &sc); err != nil {
 			return nil, err
 		}
 		if !slices.Equal(want, pts) {

@@ -117,8 +117,8 @@ type Conversion struct {
 	// around the call; DFTPoints their size (the domain).
 	DFTSeconds []float64 `json:"dft_s"`
 	DFTPoints  int       `json:"dft_points"`
-	// Stages is each progress stage of the conversion ("scale", "dft",
-	// "c matrix", "fold") from its first report to its end; StageOrder
+	// Stages is each progress stage of the conversion ("dft", "c matrix",
+	// "fold") from its first report to its end; StageOrder
 	// the order they started in (a stage there but not in Stages did not
 	// finish).
 	Stages     map[string]float64 `json:"stages_s"`
