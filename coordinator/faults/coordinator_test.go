@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -127,7 +129,97 @@ func TestCoordinatorKilledDuringConcurrentJobs(t *testing.T) {
 	all, err := c.store.List(c.ctx, "", 1000)
 	require.NoError(t, err)
 	require.Len(t, all, n, "the duplicate and the conflicting submission made no job")
+
+	// Bounded memory: the coordinator that proved the jobs above (its
+	// warm-up) is idle; n more jobs through it leave its goroutines within
+	// a few of what they were and its RSS within a fixed bound.
+	base := readProcMetrics(t, "http://"+listen)
+	began := time.Now()
+	more := map[string][]byte{}
+	var moreIDs []string
+	for i := range n {
+		doc := poreptest.SealedC1(t, testShape, 7000+uint64(i))
+		res, err := api.Submit(c.ctx, &c2clusterv1.SubmitRequest{C1Json: doc, IdempotencyKey: fmt.Sprintf("faults-memory-%d", i)})
+		require.NoError(t, err)
+		more[res.JobId] = doc
+		moreIDs = append(moreIDs, res.JobId)
+	}
+	st := c.settledVia(api, moreIDs, 8*time.Minute)
+	for id, doc := range more {
+		requireValidProof(t, doc, st[id])
+	}
+	after := base
+	ok := pollUntil(30*time.Second, func() bool {
+		after = readProcMetrics(t, "http://"+listen)
+		return after.goroutines <= base.goroutines+goroutineMargin && after.rss <= base.rss+rssGrowthBound
+	})
+	t.Logf("coordinator after its warm-up: %d goroutines, RSS %.1f MiB, heap %.1f MiB; after %d more jobs (%v): %d goroutines, RSS %.1f MiB, heap %.1f MiB",
+		base.goroutines, mib(base.rss), mib(base.heap), n, time.Since(began).Round(100*time.Millisecond), after.goroutines, mib(after.rss), mib(after.heap))
+	require.True(t, ok, "coordinator memory: goroutines %d -> %d (margin %d), RSS %.1f -> %.1f MiB (bound +%.0f MiB) after %d jobs",
+		base.goroutines, after.goroutines, goroutineMargin, mib(base.rss), mib(after.rss), mib(rssGrowthBound), n)
 	require.NotContains(t, co.out.String(), "panic")
+}
+
+// What TestCoordinatorKilledDuringConcurrentJobs allows the idle
+// coordinator to grow by over its last batch of jobs: goroutines (a
+// leak of one per job or per request shows at once) and resident memory
+// (a leak of a job's C1 or proof per job would show over the 100 jobs of
+// C2_FAULTS_LONG=1; the bound leaves room for the heap's growth to its
+// GC target and pages the runtime has not returned yet).
+const (
+	goroutineMargin = 5
+	rssGrowthBound  = 16 << 20
+)
+
+// procMetrics are a process's Go runtime and process metrics, read from
+// its /metrics.
+type procMetrics struct {
+	goroutines int
+	rss, heap  float64
+}
+
+func readProcMetrics(t testing.TB, base string) procMetrics {
+	t.Helper()
+	r, err := httptestGet(base + "/metrics")
+	require.NoError(t, err)
+	require.Equal(t, 200, r.code, r.body)
+	var m procMetrics
+	found := 0
+	for _, line := range strings.Split(r.body, "\n") {
+		name, v, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "go_goroutines":
+			m.goroutines, found = int(f), found+1
+		case "process_resident_memory_bytes":
+			m.rss, found = f, found+1
+		case "go_memstats_heap_alloc_bytes":
+			m.heap, found = f, found+1
+		}
+	}
+	require.Equal(t, 3, found, "go_goroutines, process_resident_memory_bytes and go_memstats_heap_alloc_bytes in /metrics")
+	return m
+}
+
+func mib(b float64) float64 { return b / (1 << 20) }
+
+// pollUntil polls cond every 100 ms until it holds (true) or within has
+// passed (false).
+func pollUntil(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(100 * time.Millisecond) // poll interval of an eventual check
+	}
+	return true
 }
 
 // settledVia is settled with the statuses read through api (the
