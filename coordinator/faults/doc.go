@@ -27,7 +27,10 @@
 //   - garbage and forged messages on the task, control and dead-letter
 //     subjects, and a worker with another setup's parameters (quarantined
 //     when it registers);
-//   - tasks purged from the stream (republished by the watchdog).
+//   - tasks purged from the stream (republished by the watchdog);
+//   - NATS with the shipped deployments' authorization block (read from
+//     deploy/compose/nats.conf): a forged max-deliveries advisory refused
+//     as a permissions violation, the job done.
 //
 // It has no non-test code: `go test ./coordinator/faults/` runs it (within
 // five minutes on two idle cores; the 60 s Redis outage is the longest

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/consensys/gnark-crypto/ecc/bls12-381/fr"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -238,11 +239,13 @@ type natsProc struct {
 	port int
 	dir  string
 	srv  *queue.Embedded
+	// configure adjusts the server's options (users and permissions).
+	configure func(*natsserver.Options)
 }
 
-func startNATS(t testing.TB) *natsProc {
+func startNATS(t testing.TB, configure func(*natsserver.Options)) *natsProc {
 	t.Helper()
-	n := &natsProc{t: t, port: freePort(t), dir: t.TempDir()}
+	n := &natsProc{t: t, port: freePort(t), dir: t.TempDir(), configure: configure}
 	n.start()
 	t.Cleanup(n.stop)
 	return n
@@ -250,7 +253,7 @@ func startNATS(t testing.TB) *natsProc {
 
 func (n *natsProc) start() {
 	n.t.Helper()
-	srv, err := queue.StartEmbedded(queue.EmbeddedConfig{StoreDir: n.dir, Port: n.port})
+	srv, err := queue.StartEmbedded(queue.EmbeddedConfig{StoreDir: n.dir, Port: n.port, Configure: n.configure})
 	require.NoError(n.t, err)
 	n.srv = srv
 }
@@ -280,11 +283,22 @@ type cluster struct {
 	health  string
 	logs    *syncBuffer
 	workers []*workerProc
+	// auth is how the cluster's NATS server authenticates and what it
+	// permits; the zero value: no authentication.
+	auth natsAuth
 }
 
-func newCluster(t *testing.T, qcfg queue.Config, wd server.WatchdogConfig) *cluster {
+// natsAuth is a NATS server's authorization and the credentials its clients
+// connect with.
+type natsAuth struct {
+	configure  func(*natsserver.Options) // sets the server's users
+	client     []nats.Option             // what the test's own clients connect with
+	workerArgs []string                  // a worker's flags for the same
+}
+
+func newCluster(t *testing.T, qcfg queue.Config, wd server.WatchdogConfig, auth ...natsAuth) *cluster {
 	t.Helper()
-	c := newBareCluster(t, qcfg)
+	c := newBareCluster(t, qcfg, auth...)
 	var err error
 	log := slog.New(slog.NewTextHandler(c.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c.srv, err = server.New(server.Config{Logger: log, Watchdog: wd,
@@ -310,14 +324,18 @@ func newCluster(t *testing.T, qcfg queue.Config, wd server.WatchdogConfig) *clus
 
 // newBareCluster starts NATS and Redis and opens the queue and the store,
 // with no coordinator.
-func newBareCluster(t *testing.T, qcfg queue.Config) *cluster {
+func newBareCluster(t *testing.T, qcfg queue.Config, auth ...natsAuth) *cluster {
 	t.Helper()
 	params(t)
-	c := &cluster{t: t, nats: startNATS(t), redis: startRedis(t), prefix: "faults", logs: &syncBuffer{}}
+	c := &cluster{t: t, prefix: "faults", logs: &syncBuffer{}}
+	if len(auth) > 0 {
+		c.auth = auth[0]
+	}
+	c.nats, c.redis = startNATS(t, c.auth.configure), startRedis(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	t.Cleanup(cancel)
 	c.ctx = ctx
-	nc, err := nats.Connect(c.nats.url(), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+	nc, err := nats.Connect(c.nats.url(), append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}, c.auth.client...)...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	if qcfg.NakDelay == 0 {
@@ -358,6 +376,7 @@ func (c *cluster) startWorkerWith(id, hook, params string) *workerProc {
 		"-retry-delay", "100ms", "-ack-wait", c.qcfg.AckWait.String(), "-max-deliver", strconv.Itoa(c.qcfg.MaxDeliver),
 		"-log-level", "info",
 	}
+	args = append(args, c.auth.workerArgs...)
 	b, err := json.Marshal(args)
 	require.NoError(c.t, err)
 	w := &workerProc{id: id, out: &syncBuffer{}, done: make(chan struct{})}

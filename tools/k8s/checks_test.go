@@ -932,6 +932,9 @@ func (c *cluster) checkNATS() []string {
 			p = append(p, fmt.Sprintf("%s: %s: %v", st.id(), conf, err))
 			continue
 		}
+		for _, msg := range natsAdvisoriesDenied(cfg) {
+			p = append(p, fmt.Sprintf("%s: nats.conf: %s", st.id(), msg))
+		}
 		js, _ := cfg["jetstream"].(map[string]any)
 		if dir, _ := js["store_dir"].(string); dir == "" {
 			p = append(p, st.id()+": nats.conf: no jetstream store_dir")
@@ -965,6 +968,66 @@ func (c *cluster) checkNATS() []string {
 		}
 		if len(routes) != len(rs) || (st.Spec.Replicas != nil && len(routes) != *st.Spec.Replicas) {
 			p = append(p, fmt.Sprintf("%s: nats.conf has %d routes for %v servers", st.id(), len(rs), deref(st.Spec.Replicas)))
+		}
+	}
+	return p
+}
+
+// natsAdvisoriesDenied checks that no client of the NATS server may
+// publish on $JS.EVENT.>: the dead-letter stream captures the advisories
+// the server publishes there, and a forged MAX_DELIVERIES advisory fails
+// the job it names (docs/security.md). Every entry of authorization's users
+// must be denied it, by its own permissions or by default_permissions (which
+// a lone user/password does not get).
+func natsAdvisoriesDenied(cfg map[string]any) []string {
+	const subject = "$JS.EVENT.>"
+	auth, _ := cfg["authorization"].(map[string]any)
+	if auth == nil {
+		return []string{"no authorization block: every client could publish on " + subject}
+	}
+	denies := func(perms any) (bool, bool) {
+		pm, ok := perms.(map[string]any)
+		if !ok {
+			return false, false
+		}
+		pub, _ := pm["publish"].(map[string]any)
+		var deny []any
+		switch d := pub["deny"].(type) {
+		case []any:
+			deny = d
+		case string:
+			deny = []any{d}
+		}
+		for _, s := range deny {
+			if s == subject {
+				return true, true
+			}
+		}
+		return false, true
+	}
+	var def any
+	for _, k := range []string{"default_permissions", "default_permission", "permissions"} {
+		if v, ok := auth[k]; ok {
+			def = v
+		}
+	}
+	users, _ := auth["users"].([]any)
+	if len(users) == 0 {
+		return []string{"authorization has no users list: a lone user/password gets no default_permissions, so nothing denies " + subject}
+	}
+	var p []string
+	for i, u := range users {
+		um, _ := u.(map[string]any)
+		name := fmt.Sprint(um["user"])
+		if um["user"] == nil {
+			name = fmt.Sprintf("#%d", i+1)
+		}
+		denied, has := denies(um["permissions"])
+		if !has {
+			denied, _ = denies(def)
+		}
+		if !denied {
+			p = append(p, fmt.Sprintf("user %s may publish on %s (a forged MAX_DELIVERIES advisory fails a job): deny it in default_permissions", name, subject))
 		}
 	}
 	return p
