@@ -332,7 +332,7 @@ func newBareCluster(t *testing.T, qcfg queue.Config, auth ...natsAuth) *cluster 
 		c.auth = auth[0]
 	}
 	c.nats, c.redis = startNATS(t, c.auth.configure), startRedis(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), scenarioLimit())
 	t.Cleanup(cancel)
 	c.ctx = ctx
 	nc, err := nats.Connect(c.nats.url(), append([]nats.Option{nats.MaxReconnects(-1), nats.ReconnectWait(200 * time.Millisecond)}, c.auth.client...)...)
@@ -349,6 +349,16 @@ func newBareCluster(t *testing.T, qcfg queue.Config, auth ...natsAuth) *cluster 
 	c.store, err = jobstore.New(rdb, jobstore.Config{Prefix: c.prefix, WatchPoll: 200 * time.Millisecond})
 	require.NoError(t, err)
 	return c
+}
+
+// scenarioLimit bounds one scenario's cluster (its context): 10 minutes,
+// 45 with C2_FAULTS_LONG=1 (a 5-minute outage; 200 jobs through the
+// killed coordinators).
+func scenarioLimit() time.Duration {
+	if os.Getenv("C2_FAULTS_LONG") == "1" {
+		return 45 * time.Minute
+	}
+	return 10 * time.Minute
 }
 
 // workerProc is a worker process.
