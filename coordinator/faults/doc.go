@@ -20,10 +20,10 @@
 //   - the coordinator process SIGKILLed while 12 clients submit at once
 //     with idempotency keys (100 with C2_FAULTS_LONG=1), and again while
 //     their jobs are proved; a key's same request returns its job, another
-//     request is refused naming it; then as many jobs again through the
-//     idle coordinator, after which its goroutines (go_goroutines of its
-//     /metrics) are back within 5 of what they were and its RSS grew by
-//     less than 16 MiB;
+//     request is refused naming it; then 6 more jobs (100 with
+//     C2_FAULTS_LONG=1) through the idle coordinator, after which its
+//     goroutines (go_goroutines of its /metrics) are back within 3 of what
+//     they were and its RSS grew by less than 16 MiB;
 //   - garbage and forged messages on the task, control and dead-letter
 //     subjects, and a worker with another setup's parameters (quarantined
 //     when it registers);
