@@ -144,9 +144,9 @@ func jacobianToAffine(ctx context.Context, src []curve.G1Jac, dst []curve.G1Affi
 // so what H' leaves out of κ·C(τ)/δ, L' and LInput leave out as well.
 //
 // dft runs the two transforms (nil: CPUDFTG1; the CUDA library's is
-// cuda.Backend.DFTG1). The C terms are folded per variable: a coefficient
-// ±1 costs one addition, a small one (|c| < 2^30) a double-and-add, only
-// the others a full scalar multiplication. Progress is reported under
+// cuda.Backend.DFTG1). The C terms are folded by foldC: coefficients
+// other than ±1 multiplied by constraint (±2^k from one doubling chain per
+// row), then additions by variable. Progress is reported under
 // "convert h: dft", "convert h: c matrix" and "convert h: fold".
 //
 // pk's A, B_G1, B_G2 and verifying key are shared with the result, not
@@ -214,74 +214,12 @@ func ConvertHCosetLagrange(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1
 	if err != nil {
 		return nil, fmt.Errorf("groth16: convert h: %w", err)
 	}
-	out := &ProvingKey{VK: pk.VK, HForm: HCosetLagrange, H: hNew, A: pk.A, BG1: pk.BG1, BG2: pk.BG2,
-		L: make([]curve.G1Affine, nAux), LInput: make([]curve.G1Affine, nIn)}
-	pr = newProgressReporter(progress, "convert h: fold", int64(nIn+nAux))
-	err = parallelRange(ctx, nIn+nAux, 1<<12, nw, func(s, e int) error {
-		jac := make([]curve.G1Jac, e-s)
-		var t curve.G1Jac
-		var k big.Int
-		for v := s; v < e; v++ {
-			acc := &jac[v-s] // Σ_r C[r][v]·M_r, then its negation plus L_v
-			for x := cols.start[v]; x < cols.start[v+1]; x++ {
-				p := &mr[cols.rows[x]]
-				switch c := cols.codes[x]; {
-				case c == 1:
-					acc.AddMixed(p)
-				case c == -1:
-					var q curve.G1Affine
-					q.Neg(p)
-					acc.AddMixed(&q)
-				case c == 0:
-				case c > codeLarge:
-					mulSmall(&t, p, c)
-					acc.AddAssign(&t)
-				default:
-					cols.large[c-math.MinInt32].BigInt(&k)
-					t.FromAffine(p)
-					t.ScalarMultiplication(&t, &k)
-					acc.AddAssign(&t)
-				}
-			}
-			acc.Neg(acc)
-			if v >= nIn {
-				acc.AddMixed(&pk.L[v-nIn])
-			}
-		}
-		aff := curve.BatchJacobianToAffineG1(jac)
-		for v := s; v < e; v++ {
-			if v < nIn {
-				out.LInput[v] = aff[v-s]
-			} else {
-				out.L[v-nIn] = aff[v-s]
-			}
-		}
-		pr.add(int64(e - s))
-		return nil
-	})
+	lInput, l, err := foldC(ctx, cols, mr, pk.L, m, nIn, nw, progress)
 	if err != nil {
 		return nil, fmt.Errorf("groth16: convert h: %w", err)
 	}
-	return out, nil
-}
-
-// mulSmall sets t = c·p for a small non-zero c (|c| < 2^30) by double
-// and add.
-func mulSmall(t *curve.G1Jac, p *curve.G1Affine, c int32) {
-	u := uint32(c)
-	if c < 0 {
-		u = uint32(-c)
-	}
-	t.FromAffine(p)
-	for i := bits.Len32(u) - 2; i >= 0; i-- {
-		t.DoubleAssign()
-		if u>>uint(i)&1 == 1 {
-			t.AddMixed(p)
-		}
-	}
-	if c < 0 {
-		t.Neg(t)
-	}
+	return &ProvingKey{VK: pk.VK, HForm: HCosetLagrange, H: hNew, A: pk.A, BG1: pk.BG1, BG2: pk.BG2,
+		L: l, LInput: lInput}, nil
 }
 
 // A column code holds a small coefficient c itself (|c| < 2^30, so ±1 and

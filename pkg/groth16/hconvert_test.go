@@ -214,8 +214,9 @@ func TestConvertHCosetLagrangeProvesTheSameProofs(t *testing.T) {
 }
 
 // coeffSystem is a small circuit whose C matrix has large coefficients
-// (positive and negative), small ones other than ±1 and repeated terms,
-// the fold's other paths than the chain's; with values that satisfy it.
+// (positive and negative), small ones other than ±1, repeated terms and
+// a row of ±2^k (the doubling chain), the fold's other paths than the
+// chain circuit's; with values that satisfy it.
 func coeffSystem(t *testing.T) *r1cs.System {
 	t.Helper()
 	sys := r1cs.NewSystem(r1cs.WithValues())
@@ -254,6 +255,35 @@ func coeffSystem(t *testing.T) *r1cs.System {
 	b.Reset().Add(r1cs.One)
 	c.Reset().Add(zv)
 	sys.Enforce(r1cs.N("z"), &a, &b, &c)
+	// packed · ONE = Σ ±2^k·v over one row, as MultiEq and num's packing
+	// write it: exponents repeated and out of order, small and large,
+	// positive and negative, ONE among the variables.
+	var packed fr.Element
+	c.Reset()
+	for i, term := range []struct {
+		k   int
+		neg bool
+		val uint64
+	}{{5, false, 3}, {200, true, 1}, {3, true, 4}, {5, false, 6}, {100, false, 1}, {77, false, 0}, {31, true, 2}, {1, false, 9}} {
+		var co, v fr.Element
+		co.Exp(fr.NewElement(2), big.NewInt(int64(term.k)))
+		if term.neg {
+			co.Neg(&co)
+		}
+		v.SetUint64(term.val)
+		vr := r1cs.One
+		if term.k != 77 {
+			vr = sys.Alloc(r1cs.N(fmt.Sprintf("bit %d", i)), v)
+		} else {
+			v.SetOne()
+		}
+		c.AddCoeff(&co, vr)
+		packed.Add(&packed, v.Mul(&v, &co))
+	}
+	pv := sys.Alloc(r1cs.N("packed"), packed)
+	a.Reset().Add(pv)
+	b.Reset().Add(r1cs.One)
+	sys.Enforce(r1cs.N("pack"), &a, &b, &c)
 	require.NoError(t, sys.Satisfied())
 	return sys
 }
