@@ -35,8 +35,17 @@ func foldC(ctx context.Context, cols *columns, mr, l []curve.G1Affine, m, nIn, n
 			n++
 		}
 	}
+	if n > math.MaxUint32 {
+		return nil, nil, fmt.Errorf("matrix C: %d terms with a coefficient other than ±1: at most 2^32", n)
+	}
+	pos := make([]int, 0, n) // the multiplied terms' positions in cols, ascending
+	for x, c := range cols.codes {
+		if multiplied(c) {
+			pos = append(pos, x)
+		}
+	}
 	pr := newProgressReporter(progress, "convert h: fold", int64(n+nIn+nAux))
-	pos, prod, err := termProducts(ctx, cols, mr, m, n, nw, pr)
+	prod, err := termProducts(ctx, cols, pos, mr, m, nw, pr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -87,29 +96,20 @@ func foldC(ctx context.Context, cols *columns, mr, l []curve.G1Affine, m, nIn, n
 // column walk (its coefficient is neither 0 nor ±1).
 func multiplied(c int32) bool { return c < -1 || c > 1 }
 
-// termProducts returns the positions in cols (ascending) of the n terms
-// whose coefficient is neither 0 nor ±1, and prod[i] = coefficient·M_row
-// for the term at pos[i].
-func termProducts(ctx context.Context, cols *columns, mr []curve.G1Affine, m, n, nw int, pr *progressReporter) ([]int, []curve.G1Affine, error) {
-	if n > math.MaxUint32 {
-		return nil, nil, fmt.Errorf("matrix C: %d terms with a coefficient other than ±1: at most 2^32", n)
-	}
-	pos := make([]int, 0, n)
-	for x, c := range cols.codes {
-		if multiplied(c) {
-			pos = append(pos, x)
-		}
-	}
+// termProducts returns prod[i] = coefficient·M_row for the term of cols
+// at pos[i] (the terms whose coefficient is neither 0 nor ±1).
+func termProducts(ctx context.Context, cols *columns, pos []int, mr []curve.G1Affine, m, nw int, pr *progressReporter) ([]curve.G1Affine, error) {
+	n := len(pos)
 
 	// Each large coefficient's power of two, when it is ±2^k.
 	largeExp := make([]int16, len(cols.large))
 	largeNeg := make([]bool, len(cols.large))
 	var b big.Int
 	for i := range cols.large {
-		largeExp[i], largeNeg[i] = -1, false
-		for j, neg := range []bool{false, true} {
+		largeExp[i] = -1
+		for _, neg := range []bool{false, true} {
 			c := cols.large[i]
-			if j == 1 {
+			if neg {
 				c.Neg(&c)
 			}
 			c.BigInt(&b)
@@ -220,9 +220,9 @@ func termProducts(ctx context.Context, cols *columns, mr []curve.G1Affine, m, n,
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return pos, prod, nil
+	return prod, nil
 }
 
 // mulSmall sets t = c·p for a small non-zero c (|c| < 2^30) by double
