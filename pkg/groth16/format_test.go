@@ -131,6 +131,7 @@ func TestParamsFileRoundTrip(t *testing.T) {
 	h, err := pf.G1Section(context.Background(), SectionH)
 	require.NoError(t, err)
 	require.Equal(t, f.pk.H, h)
+	require.Equal(t, len(h)+1, cap(h), "room to extend H to the domain in place (ConvertHCosetLagrangeInPlace)")
 	bg2, err := pf.BG2(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, f.pk.BG2, bg2)

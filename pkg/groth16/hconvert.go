@@ -155,6 +155,21 @@ func jacobianToAffine(ctx context.Context, src []curve.G1Jac, dst []curve.G1Affi
 // refused with ErrShape naming the section and both counts; a term of
 // sys outside its counts is an error naming the constraint.
 func ConvertHCosetLagrange(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1DFT, progress Progress) (*ProvingKey, error) {
+	return convertH(ctx, pk, sys, dft, progress, false)
+}
+
+// ConvertHCosetLagrangeInPlace is ConvertHCosetLagrange for a key that is
+// not used afterwards: the result takes over pk's H and L arrays (one
+// transform runs in H's array when its capacity holds the domain, as
+// ReadParams and ParamsFile.G1Section give it; the new L is written over
+// L), so the conversion holds two of its five large arrays fewer (about
+// 25 GB at 32 GiB: docs/parameters.md). pk must not be used after the
+// call, whether it succeeds or not.
+func ConvertHCosetLagrangeInPlace(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1DFT, progress Progress) (*ProvingKey, error) {
+	return convertH(ctx, pk, sys, dft, progress, true)
+}
+
+func convertH(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1DFT, progress Progress, inPlace bool) (*ProvingKey, error) {
 	if pk == nil || sys == nil {
 		return nil, fmt.Errorf("groth16: convert h: %w: nil proving key or constraint system", ErrShape)
 	}
@@ -195,10 +210,16 @@ func ConvertHCosetLagrange(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1
 	sc.Sub(&gn, &one).Mul(&sc, new(fr.Element).SetUint64(uint64(n))).Inverse(&sc)
 	gInv.Inverse(&g)
 	hNew := make([]curve.G1Affine, n)
-	mr := make([]curve.G1Affine, n)
 	copy(hNew, pk.H)
-	copy(mr, pk.H)
-	// hNew[n−1], mr[n−1] stay the identity: the X^{n−1} terms dropped.
+	var mr []curve.G1Affine
+	if inPlace && cap(pk.H) >= n {
+		mr = pk.H[:n]
+		mr[n-1] = curve.G1Affine{}
+	} else {
+		mr = make([]curve.G1Affine, n)
+		copy(mr, pk.H)
+	}
+	// hNew[n−1], mr[n−1] are the identity: the X^{n−1} terms dropped.
 	pr := newProgressReporter(progress, "convert h: dft", 2)
 	for _, x := range []struct {
 		v     []curve.G1Affine
@@ -214,7 +235,11 @@ func ConvertHCosetLagrange(ctx context.Context, pk *ProvingKey, sys R1CS, dft G1
 	if err != nil {
 		return nil, fmt.Errorf("groth16: convert h: %w", err)
 	}
-	lInput, l, err := foldC(ctx, cols, mr, pk.L, m, nIn, nw, progress)
+	var lOut []curve.G1Affine // nil: a new array
+	if inPlace {
+		lOut = pk.L
+	}
+	lInput, l, err := foldC(ctx, cols, mr, pk.L, lOut, m, nIn, nw, progress)
 	if err != nil {
 		return nil, fmt.Errorf("groth16: convert h: %w", err)
 	}

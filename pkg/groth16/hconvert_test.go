@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -286,6 +287,37 @@ func coeffSystem(t *testing.T) *r1cs.System {
 	sys.Enforce(r1cs.N("pack"), &a, &b, &c)
 	require.NoError(t, sys.Satisfied())
 	return sys
+}
+
+// In place, the conversion gives the copying one's key and takes over the
+// key's arrays: L' in L's, one transform in H's when its capacity holds
+// the domain; without that capacity it copies H and gives the same key.
+func TestConvertHCosetLagrangeInPlace(t *testing.T) {
+	f := newConvertFixture(t)
+	ctx := context.Background()
+	want, err := ConvertHCosetLagrange(ctx, f.pk, f.sys, CPUDFTG1, nil)
+	require.NoError(t, err)
+	n := f.circuit.DomainSize()
+	for _, spare := range []int{1, 0} {
+		t.Run(fmt.Sprintf("h capacity domain-1+%d", spare), func(t *testing.T) {
+			pk := *f.pk
+			pk.H = append(make([]curve.G1Affine, 0, len(f.pk.H)+spare), f.pk.H...)
+			pk.L = slices.Clone(f.pk.L)
+			h, l := pk.H[:cap(pk.H)], pk.L
+			got, err := ConvertHCosetLagrangeInPlace(ctx, &pk, f.sys, CPUDFTG1, nil)
+			require.NoError(t, err)
+			require.Equal(t, want.H, got.H)
+			require.Equal(t, want.L, got.L)
+			require.Equal(t, want.LInput, got.LInput)
+			require.Same(t, &l[0], &got.L[0], "L' is in the key's L array")
+			if spare == 1 {
+				require.NotEqual(t, f.pk.H[0], h[0], "a transform ran in the key's H array")
+			} else {
+				require.Equal(t, f.pk.H, h, "H without room for the domain is copied, not changed")
+			}
+			require.Len(t, h, n-1+spare)
+		})
+	}
 }
 
 func TestConvertHCosetLagrangeLargeCoefficients(t *testing.T) {

@@ -26,8 +26,10 @@ import (
 // (|c| < 2^30) from a double-and-add, the rest from a full scalar
 // multiplication. The second walks the columns: additions only, so a
 // variable with many terms (ONE) costs no more than its additions.
-// Progress counts the products, then the variables.
-func foldC(ctx context.Context, cols *columns, mr, l []curve.G1Affine, m, nIn, nw int, progress Progress) (lInput, lOut []curve.G1Affine, err error) {
+// L' goes into into (which may be l itself: each variable's L is read
+// before its L' is written), or a new array when into is nil. Progress
+// counts the products, then the variables.
+func foldC(ctx context.Context, cols *columns, mr, l, into []curve.G1Affine, m, nIn, nw int, progress Progress) (lInput, lOut []curve.G1Affine, err error) {
 	nAux := len(cols.start) - 1 - nIn
 	n := 0
 	for _, c := range cols.codes {
@@ -50,7 +52,10 @@ func foldC(ctx context.Context, cols *columns, mr, l []curve.G1Affine, m, nIn, n
 		return nil, nil, err
 	}
 	lInput = make([]curve.G1Affine, nIn)
-	lOut = make([]curve.G1Affine, nAux)
+	lOut = into
+	if lOut == nil {
+		lOut = make([]curve.G1Affine, nAux)
+	}
 	err = parallelRange(ctx, nIn+nAux, 1<<12, nw, func(s, e int) error {
 		jac := make([]curve.G1Jac, e-s)
 		p := sort.SearchInts(pos, cols.start[s]) // the chunk's first product

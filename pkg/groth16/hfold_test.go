@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"slices"
 	"testing"
 
 	curve "github.com/consensys/gnark-crypto/ecc/bls12-381"
@@ -88,7 +89,7 @@ func TestFoldCAgainstScalarMultiplication(t *testing.T) {
 	require.Greater(t, pow2, 1000, "the compression has MultiEq rows")
 
 	var stages []int64
-	lInput, lOut, err := foldC(ctx, cols, mr, l, m, nIn, 0, func(stage string, done, total int64) {
+	lInput, lOut, err := foldC(ctx, cols, mr, l, nil, m, nIn, 0, func(stage string, done, total int64) {
 		require.Equal(t, "convert h: fold", stage)
 		stages = append(stages, total)
 	})
@@ -97,6 +98,14 @@ func TestFoldCAgainstScalarMultiplication(t *testing.T) {
 	require.Equal(t, wantAff[:nIn], lInput)
 	require.Equal(t, wantAff[nIn:], lOut)
 	require.Greater(t, stages[0], int64(nIn+nAux), "progress counts the products too")
+
+	// into l itself: the same points, in l's array
+	lc := slices.Clone(l)
+	lInput, lOut, err = foldC(ctx, cols, mr, lc, lc, m, nIn, 0, nil)
+	require.NoError(t, err)
+	require.Equal(t, wantAff[:nIn], lInput)
+	require.Equal(t, wantAff[nIn:], lc, "L' written over L")
+	require.Same(t, &lc[0], &lOut[0], "the result is l's array")
 }
 
 // BenchmarkFoldC folds the C matrix of SHA-256 compressions (the
@@ -112,7 +121,7 @@ func BenchmarkFoldC(b *testing.B) {
 		mr := distinctPoints(max(m, nAux))
 		b.Run(fmt.Sprintf("sha256-blocks=%d", blocks), func(b *testing.B) {
 			for range b.N {
-				if _, _, err := foldC(ctx, cols, mr[:m], mr[:nAux], m, nIn, 0, nil); err != nil {
+				if _, _, err := foldC(ctx, cols, mr[:m], mr[:nAux], nil, m, nIn, 0, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -195,10 +195,12 @@ func decodeG2Section(ctx context.Context, data []byte, s Section, subgroup bool,
 }
 
 // decodeSection decodes the s.Count points of s with decode, in parallel
-// chunks of decodeChunk·96 bytes.
+// chunks of decodeChunk·96 bytes, into an array with room for one point
+// more (the H query, domain − 1 points, extends to the domain in place:
+// ConvertHCosetLagrangeInPlace).
 func decodeSection[P any](ctx context.Context, data []byte, s Section, decode func(*P, []byte, bool) error,
 	subgroup bool, nw int, pr *progressReporter) ([]P, error) {
-	out := make([]P, s.Count)
+	out := make([]P, s.Count, s.Count+1)
 	size := int64(s.PointSize)
 	err := parallelRange(ctx, s.Count, decodeChunk*g1Uncompressed/s.PointSize, nw, func(start, end int) error {
 		for i := start; i < end; i++ {

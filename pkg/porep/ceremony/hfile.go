@@ -86,7 +86,7 @@ func ConvertH(ctx context.Context, paramsPath, sourceDigest string, sys groth16.
 	if pk.L, err = pf.G1Section(ctx, groth16.SectionL); err != nil {
 		return "", "", fmt.Errorf("ceremony: convert h: %w", err)
 	}
-	conv, err := groth16.ConvertHCosetLagrange(ctx, pk, sys, opts.DFT, opts.Progress)
+	conv, err := groth16.ConvertHCosetLagrangeInPlace(ctx, pk, sys, opts.DFT, opts.Progress)
 	if err != nil {
 		return "", "", fmt.Errorf("ceremony: convert h of %s: %w", paramsPath, err)
 	}
