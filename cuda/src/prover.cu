@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bits.cuh"
 #include "prover.cuh"
 #include "split.cuh"
 #include "staging.cuh"
@@ -403,11 +404,30 @@ static void plan_task(const c2g_key* k, arena& a, task_layout& L, bool overlap) 
   L.total = a.used + 256;
 }
 
+// C2G_TRACE=on (environment): each task's create and upload print the host
+// time of their steps to stderr, its compute the device timeline of its
+// stages (a benchmark's breakdown).
+struct step_trace {
+  bool on = env_on_off("C2G_TRACE", false) == 1;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  std::string line;
+  void step(const char* name) {
+    if (!on) return;
+    const auto now = std::chrono::steady_clock::now();
+    line += strprintf(" %s %.2f", name, std::chrono::duration<double, std::milli>(now - t).count());
+    t = now;
+  }
+  void print(const char* what) {
+    if (on) fprintf(stderr, "c2g trace %s (ms):%s\n", what, line.c_str());
+  }
+};
+
 c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
   if (!key) throw_invalid("task: nil key");
   if (key->device != device) throw_invalid(strprintf("task: key lives on device %d, not %d", key->device, device));
   if (rows > key->domain) throw_invalid(strprintf("task: %llu rows exceed the domain %llu", (unsigned long long)rows, (unsigned long long)key->domain));
   if (rows < key->num_inputs) throw_invalid(strprintf("task: %llu rows, fewer than the %llu inputs", (unsigned long long)rows, (unsigned long long)key->num_inputs));
+  step_trace tr;
   std::unique_ptr<c2g_task, void (*)(c2g_task*)> t(new c2g_task(), task_free);
   t->device = device;
   t->key = key;
@@ -415,9 +435,13 @@ c2g_task* task_create(int device, c2g_key* key, uint64_t rows) {
   CK(cudaStreamCreateWithFlags(&t->stream, cudaStreamNonBlocking));
   CK(cudaStreamCreateWithFlags(&t->copy_stream, cudaStreamNonBlocking));
   if (key->overlap) CK(cudaStreamCreateWithFlags(&t->side_stream, cudaStreamNonBlocking));
+  tr.step("streams");
   for (auto& e : t->ev) CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  tr.step("events");
   arena a;
   plan_task(key, a, t->lay, key->overlap);
+  tr.step("plan");
+  tr.print("create");
   return t.release();
 }
 
@@ -465,15 +489,10 @@ void task_free(c2g_task* t) {
 
 // ---- upload ----------------------------------------------------------------------
 
-static uint64_t popcount_bits(const uint64_t* w, uint64_t nbits) {
-  uint64_t c = 0;
-  for (uint64_t i = 0; i < nbits / 64; i++) c += __builtin_popcountll(w[i]);
-  if (nbits % 64) c += __builtin_popcountll(w[nbits / 64] & ((1ull << (nbits % 64)) - 1));
-  return c;
-}
 
 void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
+  step_trace tr;
   const c2g_key* k = t->key;
   const uint64_t n = k->domain, rows = t->rows;
   const bool read_c = key_reads_c(k);
@@ -491,10 +510,12 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     throw_invalid(strprintf("upload: b densities select %llu variables, the key's b query has %llu points",
                             (unsigned long long)(bi_cnt + ba_cnt), (unsigned long long)k->num_b));
   t->b_inputs = bi_cnt;
+  tr.step("popcounts");
   // C2G_UPLOAD_CODES: unset or "on" uploads coded vectors as their codes,
   // "off" copies every vector whole (a benchmark's comparison)
   const bool use_codes = env_on_off("C2G_UPLOAD_CODES", false) != 0;
   pool_keep(t->device, t->lay.total);
+  tr.step("pool_keep");
   cudaStream_t st = t->stream;
   const auto start = std::chrono::steady_clock::now();
   CK(cudaMallocAsync(&t->mem, t->lay.total, st));
@@ -511,22 +532,31 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   }
   CK(cudaMemsetAsync(L.code_others, 0, 4 * sizeof(uint32_t), st));
   CK(cudaStreamSynchronize(st));  // the allocation is usable by the staging streams
+  tr.step("alloc");
   std::vector<h2d_copy> jobs = {
       {L.input, w.input, k->num_inputs * fb},
       {L.dens_bi, w.b_density_input, words_for(k->num_inputs) * 8},
   };
   // A vector goes as its codes when they are given and its values can be
   // read in place (registered, so mapped; 16-byte aligned for the kernel's
-  // loads), else whole.
+  // loads), else whole. Codes in registered memory are copied here, piece
+  // by piece on the copy stream, each piece expanded on st as soon as it is
+  // on the device, so the expansion's reads of the values coded OTHER go
+  // over the link while later pieces' codes do (C2G_UPLOAD_PIPELINE=off:
+  // every code through the staging lanes first, then the expansions, a
+  // benchmark's comparison); other codes go with the staged copies.
   struct coded_vec {
+    const uint8_t* host;   // codes
     const uint8_t* codes;  // device
     const fr_t* src;       // mapped host values
     fr_t* dst;
     uint64_t n;
+    bool here;  // copied by the pipeline below
   };
+  const bool pipeline = env_on_off("C2G_UPLOAD_PIPELINE", false) != 0;
   std::vector<coded_vec> coded;
   uint8_t* code_dst = L.codes;
-  uint64_t coded_bytes = 0;
+  uint64_t coded_bytes = 0, here_bytes = 0;
   auto vec = [&](fr_t* dst, const void* src, const uint8_t* codes, uint64_t count) {
     if (count == 0) return;
     const void* mapped = use_codes && codes && ((uintptr_t)src & 15) == 0 ? host_mapped(src, count * fb) : nullptr;
@@ -534,10 +564,12 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
       jobs.push_back({dst, src, count * fb});
       return;
     }
-    jobs.push_back({code_dst, codes, count});
-    coded.push_back({code_dst, (const fr_t*)mapped, dst, count});
+    const bool here = pipeline && host_registered(codes, count);
+    if (!here) jobs.push_back({code_dst, codes, count});
+    coded.push_back({codes, code_dst, (const fr_t*)mapped, dst, count, here});
     code_dst += count;
     coded_bytes += count * fb;
+    if (here) here_bytes += count;
   };
   vec(L.va, w.a, w.a_codes, rows);
   vec(L.hvec, w.b, w.b_codes, rows);
@@ -547,23 +579,53 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     jobs.push_back({L.dens_a, w.a_density_aux, words_for(k->num_aux) * 8});
     jobs.push_back({L.dens_ba, w.b_density_aux, words_for(k->num_aux) * 8});
   }
-  const upload_stats us = staged_upload(t->device, jobs);
-  // the codes are on the device: fill the coded vectors, reading the
-  // values coded OTHER from host memory
+  tr.step("plan");
+  // the coded vectors' expansions, reading the values coded OTHER from host
+  // memory; until st is synchronized a kernel may still read the host arrays
+  const uint64_t piece = 32ull << 20;
+  std::vector<cudaEvent_t> arrived;
   uint32_t others[4] = {};
+  upload_stats us;
   try {
     for (size_t i = 0; i < coded.size(); i++) {
       const coded_vec& c = coded[i];
+      for (uint64_t off = 0; c.here && off < c.n; off += piece) {
+        const uint64_t m = std::min(piece, c.n - off);
+        CK(cudaMemcpyAsync((void*)(c.codes + off), c.host + off, m, cudaMemcpyHostToDevice, t->copy_stream));
+        arrived.push_back(nullptr);
+        CK(cudaEventCreateWithFlags(&arrived.back(), cudaEventDisableTiming));
+        CK(cudaEventRecord(arrived.back(), t->copy_stream));
+        CK(cudaStreamWaitEvent(st, arrived.back(), 0));
+        C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(m), 256, 0, st, c.codes + off, c.src + off, c.dst + off, m,
+                        L.code_others + i);
+        CK_LAUNCH("k_expand_codes");
+      }
+    }
+    tr.step("pipeline");
+    us = staged_upload(t->device, jobs);
+    tr.step("dma");
+    for (size_t i = 0; i < coded.size(); i++) {
+      const coded_vec& c = coded[i];
+      if (c.here) continue;
       C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(c.n), 256, 0, st, c.codes, c.src, c.dst, c.n, L.code_others + i);
       CK_LAUNCH("k_expand_codes");
     }
     if (!coded.empty()) CK(cudaMemcpyAsync(others, L.code_others, sizeof(others), cudaMemcpyDeviceToHost, st));
   } catch (...) {
-    cudaStreamSynchronize(st);  // no kernel may still read the host arrays
+    cudaStreamSynchronize(t->copy_stream);
+    cudaStreamSynchronize(st);
+    for (cudaEvent_t e : arrived)
+      if (e) cudaEventDestroy(e);
     throw;
   }
+  us.direct_bytes += here_bytes;
   // returns with the data on the device: the host arrays may be reused
-  CK(cudaStreamSynchronize(st));
+  const cudaError_t synced = cudaStreamSynchronize(st);
+  for (cudaEvent_t e : arrived)
+    if (e) cudaEventDestroy(e);
+  CK(synced);
+  tr.step("expand");
+  tr.print("upload");
   t->results.upload_direct_bytes = us.direct_bytes;
   t->results.upload_staged_bytes = us.staged_bytes;
   t->results.upload_coded_bytes = coded_bytes;
@@ -653,28 +715,38 @@ static void compute_lab_part(c2g_task* t, cudaStream_t st, event_pair& e_ml, eve
   C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
   CK_LAUNCH("k_fr_from_mont");
 
-  e_ml.start(st);
-  run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->l, L.aux, k->num_aux, L.res_g1 + 1, st);
-  e_ml.stop(st);
-  t->cancel.check();
-
-  e_ma.start(st);
-  CK(cudaMemcpyAsync(L.dense, L.input, k->num_inputs * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
-  densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs, st);
-  run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->a, L.dense, k->num_a, L.res_g1 + 2, st);
-  e_ma.stop(st);
-  t->cancel.check();
-
-  e_mb1.start(st);
-  densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0, st);
-  densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs, st);
-  run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->bg1, L.dense, k->num_b, L.res_g1 + 3, st);
-  e_mb1.stop(st);
-  t->cancel.check();
-
-  e_mb2.start(st);
-  run_msm<fp2_t>(t, L.msm_base, L.msm_bytes, k->bg2, L.dense, k->num_b, L.res_g2, st);
-  e_mb2.stop(st);
+  // C2G_LAB_ORDER (environment): the order of the three, a permutation of
+  // "lab"; "bal" by default: B's two MSMs first, L last, so that beside H's
+  // MSM the side stream ends with the MSM that spreads over the device best
+  // (docs/cuda.md, "Tuning knobs")
+  const char* order = getenv("C2G_LAB_ORDER");
+  if (!order || !*order) order = "bal";
+  if (strlen(order) != 3 || !strchr(order, 'l') || !strchr(order, 'a') || !strchr(order, 'b'))
+    throw_invalid(strprintf("C2G_LAB_ORDER=%s: want a permutation of lab", order));
+  for (const char* o = order; *o; o++) {
+    if (*o == 'l') {
+      e_ml.start(st);
+      run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->l, L.aux, k->num_aux, L.res_g1 + 1, st);
+      e_ml.stop(st);
+    } else if (*o == 'a') {
+      e_ma.start(st);
+      CK(cudaMemcpyAsync(L.dense, L.input, k->num_inputs * sizeof(fr_t), cudaMemcpyDeviceToDevice, st));
+      densify(t, L.aux, k->num_aux, L.dens_a, L.dense, k->num_inputs, st);
+      run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->a, L.dense, k->num_a, L.res_g1 + 2, st);
+      e_ma.stop(st);
+    } else {
+      e_mb1.start(st);
+      densify(t, L.input, k->num_inputs, L.dens_bi, L.dense, 0, st);
+      densify(t, L.aux, k->num_aux, L.dens_ba, L.dense, t->b_inputs, st);
+      run_msm<fp_t>(t, L.msm_base, L.msm_bytes, k->bg1, L.dense, k->num_b, L.res_g1 + 3, st);
+      e_mb1.stop(st);
+      t->cancel.check();
+      e_mb2.start(st);
+      run_msm<fp2_t>(t, L.msm_base, L.msm_bytes, k->bg2, L.dense, k->num_b, L.res_g2, st);
+      e_mb2.stop(st);
+    }
+    t->cancel.check();
+  }
 }
 
 void task_compute(c2g_task* t) {
@@ -742,6 +814,19 @@ void task_compute(c2g_task* t) {
   t->results.ms_msm_b_g2 = e_mb2.ms();
   t->results.ms_compute = e_all.ms();
   t->results.msms_overlapped = t->key->overlap ? 1 : 0;
+  step_trace tr;
+  if (tr.on) {
+    auto at = [&](cudaEvent_t e) {
+      float m = 0;
+      CK(cudaEventElapsedTime(&m, e_all.a, e));
+      return m;
+    };
+    const std::pair<const char*, event_pair*> stages[] = {{"h", &e_h},     {"msm_h", &e_mh},   {"l", &e_ml},
+                                                          {"a", &e_ma},    {"b_g1", &e_mb1}, {"b_g2", &e_mb2}};
+    for (const auto& sp : stages) tr.line += strprintf(" %s %.1f-%.1f", sp.first, at(sp.second->a), at(sp.second->b));
+    tr.line += strprintf(" end %.1f", at(e_all.b));
+    tr.print("compute timeline");
+  }
   t->computed = true;
 }
 

@@ -2,6 +2,7 @@
 // ops) for the Go tests: the same source as the kernels, with the PTX carry
 // instructions emulated, checked against gnark-crypto on machines without a
 // GPU. Built by the test itself (g++) or by cuda/build.sh hostarith.
+#include "../src/bits.cuh"
 #include "../src/digits.cuh"
 #include "../src/selftest.cuh"
 
@@ -26,3 +27,6 @@ extern "C" int c2g_host_digits(const uint32_t* scalar, uint32_t c, int32_t* out)
   }
   return 0;
 }
+
+// The upload's density count (bits.cuh) of the first nbits of w.
+extern "C" uint64_t c2g_host_popcount(const uint64_t* w, uint64_t nbits) { return c2g::popcount_bits(w, nbits); }

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"math/big"
+	"math/bits"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
@@ -408,6 +409,34 @@ func buildHostArith(t *testing.T) *hostArith {
 	h, err := openHostArith(lib)
 	require.NoError(t, err)
 	return h
+}
+
+// TestPopcountBits checks the upload's density count (bits.cuh: several
+// threads from 2^19 words on) against math/bits on random bitmaps, whole
+// and cut inside a word, around the thread split's sizes.
+func TestPopcountBits(t *testing.T) {
+	h := buildHostArith(t)
+	rng := rand.New(rand.NewPCG(5, 9))
+	for _, words := range []int{0, 1, 3, 1 << 18, 1<<19 - 1, 1 << 19, 1<<19 + 7, 3 << 20} {
+		w := make([]uint64, words)
+		for i := range w {
+			w[i] = rng.Uint64()
+		}
+		for _, cut := range []int{0, 1, 63} {
+			if words == 0 && cut > 0 {
+				continue
+			}
+			nbits := uint64(words*64 - cut)
+			var want uint64
+			for i := range uint64(nbits / 64) {
+				want += uint64(bits.OnesCount64(w[i]))
+			}
+			if r := nbits % 64; r != 0 {
+				want += uint64(bits.OnesCount64(w[nbits/64] & (1<<r - 1)))
+			}
+			require.Equal(t, want, h.countBits(w, nbits), "%d words, %d bits", words, nbits)
+		}
+	}
 }
 
 // TestSignedDigits checks the MSM's window recoding: for every window size

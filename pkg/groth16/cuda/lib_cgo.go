@@ -125,6 +125,7 @@ static c2g_status t_subgroup_check(c2g_api* a, int32_t d, int32_t g, const void*
 // The host build of the arithmetic (tests only).
 typedef int (*c2g_host_selftest_fn)(int, const void*, const void*, void*, uint64_t);
 typedef int (*c2g_host_digits_fn)(const uint32_t*, uint32_t, int32_t*);
+typedef uint64_t (*c2g_host_popcount_fn)(const uint64_t*, uint64_t);
 static void* c2g_hostarith_open(const char* path, char* msg, size_t msglen) {
 	void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
@@ -139,6 +140,9 @@ static int t_host_selftest(void* f, int op, const void* a, const void* b, void* 
 }
 static int t_host_digits(void* f, const uint32_t* s, uint32_t c, int32_t* out) {
 	return ((c2g_host_digits_fn)f)(s, c, out);
+}
+static uint64_t t_host_popcount(void* f, const uint64_t* w, uint64_t nbits) {
+	return ((c2g_host_popcount_fn)f)(w, nbits);
 }
 */
 import "C"
@@ -562,7 +566,7 @@ func (a *api) taskCancel(t cTask) { C.t_task_cancel(a.p, t) }
 func (a *api) taskFree(t cTask)   { lockedCall(func() { C.t_task_free(a.p, t) }) }
 
 // hostArith is the host build of the arithmetic (tests).
-type hostArith struct{ selftest, digits unsafe.Pointer }
+type hostArith struct{ selftest, digits, popcount unsafe.Pointer }
 
 func openHostArith(path string) (*hostArith, error) {
 	cpath := C.CString(path)
@@ -576,7 +580,7 @@ func openHostArith(path string) (*hostArith, error) {
 	for _, s := range []struct {
 		name string
 		p    *unsafe.Pointer
-	}{{"c2g_host_selftest", &ha.selftest}, {"c2g_host_digits", &ha.digits}} {
+	}{{"c2g_host_selftest", &ha.selftest}, {"c2g_host_digits", &ha.digits}, {"c2g_host_popcount", &ha.popcount}} {
 		cn := C.CString(s.name)
 		*s.p = C.c2g_hostarith_sym(h, cn)
 		C.free(unsafe.Pointer(cn))
@@ -592,6 +596,15 @@ func (h *hostArith) run(op int, in0, in1, out unsafe.Pointer, n int64) error {
 		return fmt.Errorf("host selftest: op %d: code %d", op, int(rc))
 	}
 	return nil
+}
+
+// countBits returns the upload's count (bits.cuh) of the first nbits of w.
+func (h *hostArith) countBits(w []uint64, nbits uint64) uint64 {
+	var p *C.uint64_t
+	if len(w) > 0 {
+		p = (*C.uint64_t)(unsafe.Pointer(&w[0]))
+	}
+	return uint64(C.t_host_popcount(h.popcount, p, C.uint64_t(nbits)))
 }
 
 // signedDigits returns the signed window digits of a canonical scalar.
