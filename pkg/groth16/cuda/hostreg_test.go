@@ -84,17 +84,23 @@ func TestProveRegisteredWitness(t *testing.T) {
 	for _, c := range []struct {
 		name                  string
 		w                     *groth16.Synthesized
-		codesOff              bool
+		env                   []string // name, value, …
 		direct, staged, coded int64
 	}{
-		{"registered", reg, false, (3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
-		{"registered, codes off", reg, true, whole, densBytes, 0},
-		{"pageable", syn, false, 0, whole + densBytes, 0},
-		{"pageable, with codes", &pageableCoded, false, 0, whole + densBytes, 0},
+		{"registered", reg, nil, (3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
+		// the values coded other gathered on the host, tiles of 256 values
+		// (several per vector), the codes whole on the copy stream
+		{"registered, gathered", reg, []string{"C2G_UPLOAD_OTHERS", "gather", "C2G_GATHER_TILE_BITS", "8"},
+			(3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
+		{"registered, not pipelined", reg, []string{"C2G_UPLOAD_PIPELINE", "off"},
+			(3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
+		{"registered, codes off", reg, []string{"C2G_UPLOAD_CODES", "off"}, whole, densBytes, 0},
+		{"pageable", syn, nil, 0, whole + densBytes, 0},
+		{"pageable, with codes", &pageableCoded, nil, 0, whole + densBytes, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.codesOff {
-				t.Setenv("C2G_UPLOAD_CODES", "off")
+			for i := 0; i < len(c.env); i += 2 {
+				t.Setenv(c.env[i], c.env[i+1])
 			}
 			tk, got, proof := prove(t, c.w)
 			direct, staged := tk.UploadBytes()
@@ -130,6 +136,15 @@ func TestProveRegisteredWitness(t *testing.T) {
 		err = tk.Upload(ctx)
 		require.ErrorIs(t, err, ErrInvalid)
 		require.ErrorContains(t, err, "C2G_UPLOAD_CODES=yes: want on or off")
+	})
+	t.Run("bad C2G_UPLOAD_OTHERS", func(t *testing.T) {
+		t.Setenv("C2G_UPLOAD_OTHERS", "copy")
+		tk, err := key.Prepare(ctx, reg, rnd)
+		require.NoError(t, err)
+		defer tk.Release()
+		err = tk.Upload(ctx)
+		require.ErrorIs(t, err, ErrInvalid)
+		require.ErrorContains(t, err, "C2G_UPLOAD_OTHERS=copy: want mapped or gather")
 	})
 	reg.Release()
 	pool.Close()
