@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -204,6 +207,18 @@ struct stream_guard {
   stream_guard(const stream_guard&) = delete;
   stream_guard& operator=(const stream_guard&) = delete;
 };
+
+// per_device<T>(device): the device's one T, made on first use (T's own
+// members guard its state; this only guards the map).
+template <class T>
+T& per_device(int device) {
+  static std::mutex mu;
+  static std::map<int, std::unique_ptr<T>> all;
+  std::lock_guard<std::mutex> lk(mu);
+  std::unique_ptr<T>& p = all[device];
+  if (!p) p.reset(new T);
+  return *p;
+}
 
 struct event_pair {
   cudaEvent_t a = nullptr, b = nullptr;

@@ -137,15 +137,6 @@ struct gather_buffer {
   }
 };
 
-static gather_buffer& gather_buffer_for(int device) {
-  static std::mutex mu;
-  static std::map<int, std::unique_ptr<gather_buffer>> all;
-  std::lock_guard<std::mutex> lk(mu);
-  std::unique_ptr<gather_buffer>& g = all[device];
-  if (!g) g.reset(new gather_buffer);
-  return *g;
-}
-
 static dim3 grid_stride(uint64_t n) {
   uint64_t b = (n + 255) / 256;
   if (b > 132 * 64) b = 132 * 64;
@@ -717,7 +708,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     }
     tr.step("count");
     if (std::any_of(coded.begin(), coded.end(), [](const coded_vec& c) { return !c.tile_off.empty(); })) {
-      gather_buffer& gb = gather_buffer_for(t->device);
+      gather_buffer& gb = per_device<gather_buffer>(t->device);
       gather_lock = std::unique_lock<std::mutex>(gb.mu);
       fr_t* hb = gb.reserve(others_used * fb);
       uint32_t* dev_off = L.word_pre;

@@ -48,16 +48,6 @@ uint32_t lane_count() {
   return (uint32_t)env_int("C2G_UPLOAD_THREADS", 1, 64, (int)std::min(8u, std::max(1u, hw / 2)));
 }
 
-// The device's stager, created on first use (lanes added under its lock).
-stager& stager_for(int device) {
-  static std::mutex mu;
-  static std::map<int, std::unique_ptr<stager>> all;
-  std::lock_guard<std::mutex> lk(mu);
-  std::unique_ptr<stager>& s = all[device];
-  if (!s) s.reset(new stager);
-  return *s;
-}
-
 void add_lanes(stager& s, uint32_t want) {
   while (s.lanes.size() < want) {
     s.lanes.emplace_back();
@@ -139,7 +129,7 @@ upload_stats staged_upload(int device, const std::vector<h2d_copy>& jobs) {
   }
   const uint64_t total = st.staged_bytes;
   if (total + st.direct_bytes == 0) return st;
-  stager& s = stager_for(device);
+  stager& s = per_device<stager>(device);  // lanes added under its lock
   std::lock_guard<std::mutex> lk(s.mu);
   const uint32_t n_lanes = lane_count();
   add_lanes(s, n_lanes);

@@ -128,24 +128,20 @@ func TestProveRegisteredWitness(t *testing.T) {
 		require.NotEqual(t, want, got)
 		require.Error(t, groth16.Verify(&f.pk.VK, proof, public))
 	})
-	t.Run("bad C2G_UPLOAD_CODES", func(t *testing.T) {
-		t.Setenv("C2G_UPLOAD_CODES", "yes")
-		tk, err := key.Prepare(ctx, reg, rnd)
-		require.NoError(t, err)
-		defer tk.Release()
-		err = tk.Upload(ctx)
-		require.ErrorIs(t, err, ErrInvalid)
-		require.ErrorContains(t, err, "C2G_UPLOAD_CODES=yes: want on or off")
-	})
-	t.Run("bad C2G_UPLOAD_OTHERS", func(t *testing.T) {
-		t.Setenv("C2G_UPLOAD_OTHERS", "copy")
-		tk, err := key.Prepare(ctx, reg, rnd)
-		require.NoError(t, err)
-		defer tk.Release()
-		err = tk.Upload(ctx)
-		require.ErrorIs(t, err, ErrInvalid)
-		require.ErrorContains(t, err, "C2G_UPLOAD_OTHERS=copy: want mapped or gather")
-	})
+	for _, c := range []struct{ knob, value, msg string }{
+		{"C2G_UPLOAD_CODES", "yes", "C2G_UPLOAD_CODES=yes: want on or off"},
+		{"C2G_UPLOAD_OTHERS", "copy", "C2G_UPLOAD_OTHERS=copy: want mapped or gather"},
+	} {
+		t.Run("bad "+c.knob, func(t *testing.T) {
+			t.Setenv(c.knob, c.value)
+			tk, err := key.Prepare(ctx, reg, rnd)
+			require.NoError(t, err)
+			defer tk.Release()
+			err = tk.Upload(ctx)
+			require.ErrorIs(t, err, ErrInvalid)
+			require.ErrorContains(t, err, c.msg)
+		})
+	}
 	reg.Release()
 	pool.Close()
 	require.Equal(t, 0, pool.Stats().Pinned)
