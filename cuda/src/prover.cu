@@ -69,74 +69,6 @@ __global__ void k_expand_codes(const uint8_t* codes, const fr_t* src, fr_t* dst,
   if ((threadIdx.x & 31) == 0 && cnt) atomicAdd(others, cnt);
 }
 
-// Values per block of k_expand_tiles (2^16; C2G_GATHER_TILE_BITS, 8 … 16,
-// for tests): the host gathers the values coded OTHER tile by tile and
-// sends where each tile's start in them.
-static uint64_t gather_tile() { return 1ull << env_int("C2G_GATHER_TILE_BITS", 8, 16, 16); }
-
-// The gathered form of k_expand_codes: the values coded OTHER lie in
-// others, in index order, tile t's from others[tile_off[t]]; block t fills
-// tile t of dst, 256 values a round, each OTHER value's place in others its
-// tile's start plus the OTHER codes before it in the tile.
-__global__ void __launch_bounds__(256) k_expand_tiles(const uint8_t* codes, const fr_t* others, const uint32_t* tile_off,
-                                                      fr_t* dst, uint64_t n, uint32_t tile) {
-  __shared__ uint32_t wc[8];
-  const uint32_t one[8] = FR_ONE, minus_one[8] = FR_MINUS_ONE, two[8] = FR_TWO;
-  const uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, lt = (1u << lane) - 1;
-  const uint64_t base = (uint64_t)blockIdx.x * tile;
-  uint32_t r = tile_off[blockIdx.x];
-  for (uint32_t k = 0; k < tile / 256; k++) {
-    const uint64_t i = base + k * 256 + threadIdx.x;
-    const uint8_t c = i < n ? codes[i] : (uint8_t)C2G_CODE_ZERO;
-    const bool other = i < n && (c == C2G_CODE_OTHER || c > C2G_CODE_TWO);
-    const uint32_t bal = __ballot_sync(0xffffffffu, other);
-    if (lane == 0) wc[warp] = __popc(bal);
-    __syncthreads();
-    uint32_t before = 0, all = 0;
-    for (uint32_t x = 0; x < 8; x++) {
-      if (x < warp) before += wc[x];
-      all += wc[x];
-    }
-    if (i < n) {
-      fr_t v;
-      if (other) {
-        v = ldg_vec(others + r + before + __popc(bal & lt));
-      } else {
-#pragma unroll
-        for (int q = 0; q < 8; q++)
-          v.v[q] = c == C2G_CODE_ONE ? one[q] : c == C2G_CODE_MINUS_ONE ? minus_one[q] : c == C2G_CODE_TWO ? two[q] : 0u;
-      }
-      st_vec(dst + i, v);
-    }
-    r += all;
-    __syncthreads();
-  }
-}
-
-static bool coded_other(uint8_t c) { return c == C2G_CODE_OTHER || c > C2G_CODE_TWO; }
-
-// A device's page-locked host buffer the values coded OTHER are gathered
-// into before they are copied: grown as needed and kept, one upload at a
-// time.
-struct gather_buffer {
-  std::mutex mu;
-  void* p = nullptr;
-  uint64_t bytes = 0;
-  ~gather_buffer() {
-    if (p) cudaFreeHost(p);
-  }
-  fr_t* reserve(uint64_t want) {
-    if (want > bytes) {
-      if (p) CK(cudaFreeHost(p));
-      p = nullptr;
-      bytes = 0;
-      CK(cudaHostAlloc(&p, want, cudaHostAllocDefault));
-      bytes = want;
-    }
-    return (fr_t*)p;
-  }
-};
-
 static dim3 grid_stride(uint64_t n) {
   uint64_t b = (n + 255) / 256;
   if (b > 132 * 64) b = 132 * 64;
@@ -617,24 +549,11 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     const uint8_t* host;   // codes
     const uint8_t* codes;  // device
     const fr_t* src;       // mapped host values
-    const fr_t* values;    // host values
     fr_t* dst;
     uint64_t n;
-    bool here;     // copied by the pipeline below
-    bool gather;   // its values coded OTHER gathered on the host (C2G_UPLOAD_OTHERS)
-    std::vector<uint32_t> tile_off;  // gather: per tile, where its values start (tiles + 1)
-    uint64_t others_at = 0;          // gather: where its values start in the gathered ones
+    bool here;  // copied by the pipeline below
   };
   const bool pipeline = env_on_off("C2G_UPLOAD_PIPELINE", false) != 0;
-  // C2G_UPLOAD_OTHERS: mapped (default) reads the values coded OTHER through
-  // the mapping; gather collects them on host threads into a page-locked
-  // buffer and copies them in one piece per vector (docs/cuda.md, "Value
-  // codes"). Gathering needs region Y free during the upload (an
-  // overlapping key's tasks).
-  const char* others_env = getenv("C2G_UPLOAD_OTHERS");
-  if (others_env && *others_env && strcmp(others_env, "mapped") && strcmp(others_env, "gather"))
-    throw_invalid(strprintf("C2G_UPLOAD_OTHERS=%s: want mapped or gather", others_env));
-  const bool gather = others_env && !strcmp(others_env, "gather") && k->overlap && pipeline;
   std::vector<coded_vec> coded;
   uint8_t* code_dst = L.codes;
   uint64_t coded_bytes = 0, here_bytes = 0;
@@ -647,7 +566,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
     }
     const bool here = pipeline && host_registered(codes, count);
     if (!here) jobs.push_back({code_dst, codes, count});
-    coded.push_back({codes, code_dst, (const fr_t*)mapped, (const fr_t*)src, dst, count, here, here && gather, {}, 0});
+    coded.push_back({codes, code_dst, (const fr_t*)mapped, dst, count, here});
     code_dst += count;
     coded_bytes += count * fb;
     if (here) here_bytes += count;
@@ -666,89 +585,17 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   const uint64_t piece = 32ull << 20;
   std::vector<cudaEvent_t> arrived;
   uint32_t others[4] = {};
-  uint64_t gathered = 0;  // values coded OTHER sent gathered
   upload_stats us;
-  auto arrive = [&]() {  // st waits for what the copy stream holds so far
-    arrived.push_back(nullptr);
-    CK(cudaEventCreateWithFlags(&arrived.back(), cudaEventDisableTiming));
-    CK(cudaEventRecord(arrived.back(), t->copy_stream));
-    CK(cudaStreamWaitEvent(st, arrived.back(), 0));
-  };
-  std::unique_lock<std::mutex> gather_lock;
   try {
-    // gathered vectors: their codes first on the copy stream, counted per
-    // tile on host threads meanwhile; the values gathered vector by vector,
-    // each copied and expanded while the next one is gathered
-    const uint64_t others_cap = std::max(k->num_a, k->num_b);  // L.dense, region Y
-    const uint64_t tiles_cap = words_for(std::max(k->num_aux, k->num_inputs)) + 1;  // L.word_pre
-    uint64_t others_used = 0, tiles_used = 0;
-    const uint64_t tile = gather ? gather_tile() : 0;
-    for (coded_vec& c : coded) {
-      if (!c.gather) continue;
-      CK(cudaMemcpyAsync((void*)c.codes, c.host, c.n, cudaMemcpyHostToDevice, t->copy_stream));
-      const uint64_t tiles = ceil_div(c.n, tile);
-      c.tile_off.assign(tiles + 1, 0);
-      run_parts(std::min<uint64_t>(8, tiles), [&](uint64_t p) {
-        const uint64_t parts = std::min<uint64_t>(8, tiles);
-        for (uint64_t tl = tiles * p / parts; tl < tiles * (p + 1) / parts; tl++) {
-          uint32_t cnt = 0;
-          for (uint64_t i = tl * tile, e = std::min(c.n, i + tile); i < e; i++) cnt += coded_other(c.host[i]);
-          c.tile_off[tl + 1] = cnt;
-        }
-      });
-      for (uint64_t tl = 0; tl < tiles; tl++) c.tile_off[tl + 1] += c.tile_off[tl];
-      const uint64_t m = c.tile_off[tiles];
-      if (others_used + m > others_cap || tiles_used + tiles + 1 > tiles_cap) {
-        c.gather = false;  // no room: through the mapping (its codes are on their way)
-        continue;
-      }
-      c.others_at = others_used;
-      others_used += m;
-      tiles_used += tiles + 1;
-    }
-    tr.step("count");
-    if (std::any_of(coded.begin(), coded.end(), [](const coded_vec& c) { return !c.tile_off.empty(); })) {
-      gather_buffer& gb = per_device<gather_buffer>(t->device);
-      gather_lock = std::unique_lock<std::mutex>(gb.mu);
-      fr_t* hb = gb.reserve(others_used * fb);
-      uint32_t* dev_off = L.word_pre;
-      for (coded_vec& c : coded) {
-        if (c.here && !c.gather && c.tile_off.size()) {  // counted, no room: expanded through the mapping
-          arrive();
-          C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(c.n), 256, 0, st, c.codes, c.src, c.dst, c.n,
-                          L.code_others + (&c - &coded[0]));
-          CK_LAUNCH("k_expand_codes");
-          continue;
-        }
-        if (!c.gather) continue;
-        const uint64_t tiles = c.tile_off.size() - 1;
-        fr_t* out = hb + c.others_at;
-        run_parts(std::min<uint64_t>(8, tiles), [&](uint64_t p) {
-          const uint64_t parts = std::min<uint64_t>(8, tiles);
-          for (uint64_t tl = tiles * p / parts; tl < tiles * (p + 1) / parts; tl++) {
-            fr_t* o = out + c.tile_off[tl];
-            for (uint64_t i = tl * tile, e = std::min(c.n, i + tile); i < e; i++)
-              if (coded_other(c.host[i])) *o++ = c.values[i];
-          }
-        });
-        const uint64_t m = c.tile_off[tiles];
-        if (m) CK(cudaMemcpyAsync(L.dense + c.others_at, out, m * fb, cudaMemcpyHostToDevice, t->copy_stream));
-        CK(cudaMemcpyAsync(dev_off, c.tile_off.data(), tiles * sizeof(uint32_t), cudaMemcpyHostToDevice, t->copy_stream));
-        arrive();
-        C2G_LAUNCH_SYNC(k_expand_tiles, (uint32_t)tiles, 256, 0, st, c.codes, L.dense + c.others_at, dev_off, c.dst, c.n,
-                        (uint32_t)tile);
-        CK_LAUNCH("k_expand_tiles");
-        dev_off += tiles + 1;
-        gathered += m;
-      }
-      tr.step("gather");
-    }
     for (size_t i = 0; i < coded.size(); i++) {
       const coded_vec& c = coded[i];
-      for (uint64_t off = 0; c.here && c.tile_off.empty() && off < c.n; off += piece) {
+      for (uint64_t off = 0; c.here && off < c.n; off += piece) {
         const uint64_t m = std::min(piece, c.n - off);
         CK(cudaMemcpyAsync((void*)(c.codes + off), c.host + off, m, cudaMemcpyHostToDevice, t->copy_stream));
-        arrive();
+        arrived.push_back(nullptr);
+        CK(cudaEventCreateWithFlags(&arrived.back(), cudaEventDisableTiming));
+        CK(cudaEventRecord(arrived.back(), t->copy_stream));
+        CK(cudaStreamWaitEvent(st, arrived.back(), 0));
         C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(m), 256, 0, st, c.codes + off, c.src + off, c.dst + off, m,
                         L.code_others + i);
         CK_LAUNCH("k_expand_codes");
@@ -782,7 +629,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   t->results.upload_direct_bytes = us.direct_bytes;
   t->results.upload_staged_bytes = us.staged_bytes;
   t->results.upload_coded_bytes = coded_bytes;
-  t->results.upload_other_values = (uint64_t)others[0] + others[1] + others[2] + others[3] + gathered;
+  t->results.upload_other_values = (uint64_t)others[0] + others[1] + others[2] + others[3];
   t->results.ms_upload = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - start).count();
   t->uploaded = true;
 }

@@ -88,10 +88,6 @@ func TestProveRegisteredWitness(t *testing.T) {
 		direct, staged, coded int64
 	}{
 		{"registered", reg, nil, (3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
-		// the values coded other gathered on the host, tiles of 256 values
-		// (several per vector), the codes whole on the copy stream
-		{"registered, gathered", reg, []string{"C2G_UPLOAD_OTHERS", "gather", "C2G_GATHER_TILE_BITS", "8"},
-			(3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
 		{"registered, not pipelined", reg, []string{"C2G_UPLOAD_PIPELINE", "off"},
 			(3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
 		{"registered, codes off", reg, []string{"C2G_UPLOAD_CODES", "off"}, whole, densBytes, 0},
@@ -130,7 +126,7 @@ func TestProveRegisteredWitness(t *testing.T) {
 	})
 	for _, c := range []struct{ knob, value, msg string }{
 		{"C2G_UPLOAD_CODES", "yes", "C2G_UPLOAD_CODES=yes: want on or off"},
-		{"C2G_UPLOAD_OTHERS", "copy", "C2G_UPLOAD_OTHERS=copy: want mapped or gather"},
+		{"C2G_UPLOAD_PIPELINE", "yes", "C2G_UPLOAD_PIPELINE=yes: want on or off"},
 	} {
 		t.Run("bad "+c.knob, func(t *testing.T) {
 			t.Setenv(c.knob, c.value)
