@@ -489,7 +489,6 @@ void task_free(c2g_task* t) {
 
 // ---- upload ----------------------------------------------------------------------
 
-
 void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
   step_trace tr;
