@@ -489,6 +489,21 @@ void task_free(c2g_task* t) {
 
 // ---- upload ----------------------------------------------------------------------
 
+// Events made for one upload, destroyed with it (an event still pending is
+// released by the driver once it completes).
+struct event_list {
+  std::vector<cudaEvent_t> v;
+  cudaEvent_t add() {
+    cudaEvent_t e = nullptr;
+    CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    v.push_back(e);
+    return e;
+  }
+  ~event_list() {
+    for (cudaEvent_t e : v) cudaEventDestroy(e);
+  }
+};
+
 void task_upload(c2g_task* t, const c2g_witness& w) {
   if (t->uploaded) throw_invalid("upload: task already uploaded");
   step_trace tr;
@@ -582,7 +597,7 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   // the coded vectors' expansions, reading the values coded OTHER from host
   // memory; until st is synchronized a kernel may still read the host arrays
   const uint64_t piece = 32ull << 20;
-  std::vector<cudaEvent_t> arrived;
+  event_list arrived;
   uint32_t others[4] = {};
   upload_stats us;
   try {
@@ -591,10 +606,9 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
       for (uint64_t off = 0; c.here && off < c.n; off += piece) {
         const uint64_t m = std::min(piece, c.n - off);
         CK(cudaMemcpyAsync((void*)(c.codes + off), c.host + off, m, cudaMemcpyHostToDevice, t->copy_stream));
-        arrived.push_back(nullptr);
-        CK(cudaEventCreateWithFlags(&arrived.back(), cudaEventDisableTiming));
-        CK(cudaEventRecord(arrived.back(), t->copy_stream));
-        CK(cudaStreamWaitEvent(st, arrived.back(), 0));
+        const cudaEvent_t e = arrived.add();
+        CK(cudaEventRecord(e, t->copy_stream));
+        CK(cudaStreamWaitEvent(st, e, 0));
         C2G_LAUNCH_SYNC(k_expand_codes, grid_stride(m), 256, 0, st, c.codes + off, c.src + off, c.dst + off, m,
                         L.code_others + i);
         CK_LAUNCH("k_expand_codes");
@@ -613,16 +627,11 @@ void task_upload(c2g_task* t, const c2g_witness& w) {
   } catch (...) {
     cudaStreamSynchronize(t->copy_stream);
     cudaStreamSynchronize(st);
-    for (cudaEvent_t e : arrived)
-      if (e) cudaEventDestroy(e);
     throw;
   }
   us.direct_bytes += here_bytes;
   // returns with the data on the device: the host arrays may be reused
-  const cudaError_t synced = cudaStreamSynchronize(st);
-  for (cudaEvent_t e : arrived)
-    if (e) cudaEventDestroy(e);
-  CK(synced);
+  CK(cudaStreamSynchronize(st));
   tr.step("expand");
   tr.print("upload");
   t->results.upload_direct_bytes = us.direct_bytes;
@@ -701,10 +710,21 @@ static void compute_h_part(c2g_task* t, cudaStream_t st, event_pair& e_h, event_
   t->cancel.check();
 }
 
-// The L, A and B MSMs on st (with the aux and input scalars made canonical
-// first), in region Y.
-static void compute_lab_part(c2g_task* t, cudaStream_t st, event_pair& e_ml, event_pair& e_ma, event_pair& e_mb1,
-                             event_pair& e_mb2) {
+// C2G_LAB_ORDER (environment): the order of the L, A and B MSMs, a
+// permutation of "lab", the default (docs/cuda.md, "Overlap": on a real
+// 32 GiB partition the orders differ by a few milliseconds).
+static const char* lab_order() {
+  const char* order = getenv("C2G_LAB_ORDER");
+  if (!order || !*order) return "lab";
+  if (strlen(order) != 3 || !strchr(order, 'l') || !strchr(order, 'a') || !strchr(order, 'b'))
+    throw_invalid(strprintf("C2G_LAB_ORDER=%s: want a permutation of lab", order));
+  return order;
+}
+
+// The L, A and B MSMs on st in the given order (with the aux and input
+// scalars made canonical first), in region Y.
+static void compute_lab_part(c2g_task* t, cudaStream_t st, const char* order, event_pair& e_ml, event_pair& e_ma,
+                             event_pair& e_mb1, event_pair& e_mb2) {
   const c2g_key* k = t->key;
   task_layout& L = t->lay;
   if (k->num_aux) {
@@ -714,13 +734,6 @@ static void compute_lab_part(c2g_task* t, cudaStream_t st, event_pair& e_ml, eve
   C2G_LAUNCH(k_fr_from_mont, grid_stride(k->num_inputs), 256, 0, st, L.input, L.input, k->num_inputs);
   CK_LAUNCH("k_fr_from_mont");
 
-  // C2G_LAB_ORDER (environment): the order of the three, a permutation of
-  // "lab", the default (docs/cuda.md, "Overlap": on a real 32 GiB partition
-  // the orders differ by a few milliseconds)
-  const char* order = getenv("C2G_LAB_ORDER");
-  if (!order || !*order) order = "lab";
-  if (strlen(order) != 3 || !strchr(order, 'l') || !strchr(order, 'a') || !strchr(order, 'b'))
-    throw_invalid(strprintf("C2G_LAB_ORDER=%s: want a permutation of lab", order));
   for (const char* o = order; *o; o++) {
     if (*o == 'l') {
       e_ml.start(st);
@@ -751,6 +764,9 @@ void task_compute(c2g_task* t) {
   if (!t->uploaded) throw_invalid("compute: task not uploaded");
   if (t->computed) throw_invalid("compute: task already computed");
   if (t->failed) throw_invalid("compute: an earlier compute of this task failed; its buffers are spent");
+  // the knobs read before any work starts
+  const char* order = lab_order();
+  step_trace tr;
   task_layout& L = t->lay;
   cudaStream_t st = t->stream;
   event_pair e_all, e_h, e_mh, e_ml, e_ma, e_mb1, e_mb2;
@@ -759,7 +775,7 @@ void task_compute(c2g_task* t) {
 
   if (!t->key->overlap) {
     compute_h_part(t, st, e_h, e_mh);
-    compute_lab_part(t, st, e_ml, e_ma, e_mb1, e_mb2);
+    compute_lab_part(t, st, order, e_ml, e_ma, e_mb1, e_mb2);
   } else {
     // L, A and B from a second host thread (msm_run waits on its stream
     // for counts), on the side stream after the upload's work on st. The
@@ -778,7 +794,7 @@ void task_compute(c2g_task* t) {
     std::thread side([&]() {
       try {
         CK(cudaSetDevice(t->device));
-        compute_lab_part(t, t->side_stream, e_ml, e_ma, e_mb1, e_mb2);
+        compute_lab_part(t, t->side_stream, order, e_ml, e_ma, e_mb1, e_mb2);
         CK(cudaStreamSynchronize(t->side_stream));
       } catch (...) {
         cudaStreamSynchronize(t->side_stream);
@@ -812,7 +828,6 @@ void task_compute(c2g_task* t) {
   t->results.ms_msm_b_g2 = e_mb2.ms();
   t->results.ms_compute = e_all.ms();
   t->results.msms_overlapped = t->key->overlap ? 1 : 0;
-  step_trace tr;
   if (tr.on) {
     auto at = [&](cudaEvent_t e) {
       float m = 0;

@@ -90,6 +90,8 @@ func TestProveRegisteredWitness(t *testing.T) {
 		{"registered", reg, nil, (3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
 		{"registered, not pipelined", reg, []string{"C2G_UPLOAD_PIPELINE", "off"},
 			(3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
+		{"registered, B, A then L", reg, []string{"C2G_LAB_ORDER", "bal"},
+			(3*rows+nAux)*1 + nIn*frSize, densBytes, (3*rows + nAux) * frSize},
 		{"registered, codes off", reg, []string{"C2G_UPLOAD_CODES", "off"}, whole, densBytes, 0},
 		{"pageable", syn, nil, 0, whole + densBytes, 0},
 		{"pageable, with codes", &pageableCoded, nil, 0, whole + densBytes, 0},
@@ -124,16 +126,29 @@ func TestProveRegisteredWitness(t *testing.T) {
 		require.NotEqual(t, want, got)
 		require.Error(t, groth16.Verify(&f.pk.VK, proof, public))
 	})
-	for _, c := range []struct{ knob, value, msg string }{
-		{"C2G_UPLOAD_CODES", "yes", "C2G_UPLOAD_CODES=yes: want on or off"},
-		{"C2G_UPLOAD_PIPELINE", "yes", "C2G_UPLOAD_PIPELINE=yes: want on or off"},
+	for _, c := range []struct {
+		knob, value, msg string
+		atCompute        bool // refused by Compute (before any work), not Upload
+	}{
+		{"C2G_UPLOAD_CODES", "yes", "C2G_UPLOAD_CODES=yes: want on or off", false},
+		{"C2G_UPLOAD_PIPELINE", "yes", "C2G_UPLOAD_PIPELINE=yes: want on or off", false},
+		{"C2G_TRACE", "yes", "C2G_TRACE=yes: want on or off", false},
+		{"C2G_LAB_ORDER", "lba2", "C2G_LAB_ORDER=lba2: want a permutation of lab", true},
+		{"C2G_LAB_ORDER", "lla", "C2G_LAB_ORDER=lla: want a permutation of lab", true},
 	} {
-		t.Run("bad "+c.knob, func(t *testing.T) {
-			t.Setenv(c.knob, c.value)
+		t.Run("bad "+c.knob+"="+c.value, func(t *testing.T) {
 			tk, err := key.Prepare(ctx, reg, rnd)
 			require.NoError(t, err)
 			defer tk.Release()
-			err = tk.Upload(ctx)
+			if c.atCompute {
+				require.NoError(t, tk.Upload(ctx))
+			}
+			t.Setenv(c.knob, c.value)
+			if c.atCompute {
+				err = tk.Compute(ctx)
+			} else {
+				err = tk.Upload(ctx)
+			}
 			require.ErrorIs(t, err, ErrInvalid)
 			require.ErrorContains(t, err, c.msg)
 		})
